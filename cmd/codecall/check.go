@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/staticcatalog"
+)
+
+func checkCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("check", stderr)
+	configFile := fs.String("config", "", "CodeCall YAML config `file` to validate")
+	catalogFile := fs.String("catalog", "", "static catalog `file` to validate")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *configFile == "" && *catalogFile == "" {
+		return fmt.Errorf("check needs --config FILE and/or --catalog FILE")
+	}
+	failed := false
+	if *configFile != "" {
+		cfg, err := presets.Load(*configFile)
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *configFile, err)
+			failed = true
+		} else {
+			fmt.Fprintf(stdout, "%s: ok (mode %s, preset %s, timeout %s, %d tool calls per run)\n",
+				*configFile, cfg.Mode, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
+		}
+	}
+	if *catalogFile != "" {
+		tools, err := staticcatalog.Load(*catalogFile)
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *catalogFile, err)
+			failed = true
+		} else {
+			fmt.Fprintf(stdout, "%s: ok (%d tools)\n", *catalogFile, len(tools))
+		}
+	}
+	if failed {
+		return fmt.Errorf("check found problems")
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+// Command codecall puts CodeCall in front of an MCP tool set: the embedded
+// demo server, a static catalog file, or (later) upstream MCP servers.
+//
+//	codecall serve [--config FILE] [--catalog FILE] [--http ADDR]
+//	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] QUERY
+//	codecall check [--config FILE] [--catalog FILE]
+//	codecall version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `codecall: code-mode middleware for MCP servers
+
+Usage:
+  codecall serve   [--config FILE] [--catalog FILE] [--http ADDR]   serve over stdio (default) or streamable HTTP
+  codecall search  [--config FILE] [--catalog FILE] [--app APP]... [--top K] [--json] QUERY
+  codecall check   [--config FILE] [--catalog FILE]                 validate a config (and a catalog file)
+  codecall version
+
+With no --catalog, the embedded demo server (CRM, billing, support,
+analytics, inventory, notifications) is served.
+Run 'codecall COMMAND --help' for a command's flags.
+`
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		err = serveCmd(ctx, rest, stdin, stdout, stderr)
+	case "search":
+		err = searchCmd(ctx, rest, stdout, stderr)
+	case "check":
+		err = checkCmd(rest, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionString())
+	case "help", "--help", "-h", "-help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "codecall: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "codecall: %v\n", err)
+		return 1
+	}
+}
+
+// errUsage marks an error whose message the flag package already printed.
+var errUsage = errors.New("usage")
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("codecall "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}

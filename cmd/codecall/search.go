@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codecall-go/codecall/meta"
+)
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("search", stderr)
+	var src source
+	var apps stringList
+	fs.StringVar(&src.configFile, "config", "", "CodeCall YAML config `file`")
+	fs.StringVar(&src.catalogFile, "catalog", "", "search a static catalog `file` instead of the demo")
+	fs.Var(&apps, "app", "only tools of this `app` (repeatable)")
+	top := fs.Int("top", 0, "number of results (default: the config's search.topK)")
+	asJSON := fs.Bool("json", false, "print codecall.search's JSON result")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	query := strings.Join(fs.Args(), " ")
+	if strings.TrimSpace(query) == "" {
+		return fmt.Errorf("search needs a query, e.g. codecall search \"refund a payment\"")
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, cc, err := src.build(logger, false)
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	st, release := cc.Acquire(ctx)
+	searchTool := meta.NamesFor(st.Config).Search
+	release()
+
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	initReq := mcp.InitializeRequest{}
+	initReq.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	initReq.Params.ClientInfo = mcp.Implementation{Name: "codecall-search", Version: version}
+	if _, err := c.Initialize(ctx, initReq); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	input := map[string]any{"query": query}
+	if *top != 0 {
+		input["topK"] = *top
+	}
+	if len(apps) > 0 {
+		input["filter"] = map[string]any{"appIds": []string(apps)}
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = searchTool
+	req.Params.Arguments = input
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return err
+	}
+	text := meta.ResultText(res)
+	if res.IsError {
+		return fmt.Errorf("search refused: %s", text)
+	}
+	if *asJSON {
+		fmt.Fprintln(stdout, text)
+		return nil
+	}
+	var out meta.SearchOutput
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return fmt.Errorf("reading the search result: %w", err)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tSCORE\tTOOL\tAPP\tDESCRIPTION")
+	for i, h := range out.Tools {
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", i+1, h.Score, h.Name, h.AppID, truncate(h.Description, 80))
+	}
+	tw.Flush()
+	for _, w := range out.Warnings {
+		fmt.Fprintf(stdout, "warning (%s): %s\n", w.Type, w.Message)
+	}
+	fmt.Fprintf(stdout, "%d of %d tools shown\n", len(out.Tools), out.TotalAvailableTools)
+	return nil
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

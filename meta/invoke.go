@@ -1,0 +1,79 @@
+package meta
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codecall-go/codecall/policy"
+)
+
+// InvokeInput is codecall.invoke's input.
+type InvokeInput struct {
+	Tool  string         `json:"tool"`
+	Input map[string]any `json:"input,omitempty"`
+}
+
+func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in InvokeInput
+	if field, msg, ok := decodeArgs(req.Params.Arguments, &in, "tool, input"); !ok {
+		return invalid(field, msg), nil
+	}
+	if in.Tool == "" {
+		return invalid("tool", "tool must name the tool to call, as returned by codecall.search"), nil
+	}
+	if in.Input == nil {
+		in.Input = map[string]any{}
+	}
+	st, release := h.env.Acquire(ctx)
+	defer release()
+	if NamesFor(st.Config).Has(in.Tool) {
+		return toolError(in.Tool, &policy.Error{Code: policy.CodeSelfReference, Tool: in.Tool,
+			Message: "codecall.invoke cannot call a CodeCall meta-tool; call the tool itself"}), nil
+	}
+	if _, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: in.Tool, Via: policy.ViaInvoke}); err != nil {
+		return toolError(in.Tool, err), nil
+	}
+	res, err := h.env.Call(ctx, st, in.Tool, in.Input, policy.ViaInvoke)
+	if err != nil {
+		return toolError(in.Tool, err), nil
+	}
+	if res.IsError {
+		return toolError(in.Tool, ResultError(in.Tool, res)), nil
+	}
+	return res, nil
+}
+
+// ResultError turns a tool result flagged isError into a *policy.Error,
+// classifying mcp-go's input-validation failures as VALIDATION.
+func ResultError(tool string, res *mcp.CallToolResult) *policy.Error {
+	msg := ResultText(res)
+	if msg == "" {
+		msg = "the tool reported an error without a message"
+	}
+	code := policy.CodeExecution
+	if strings.HasPrefix(msg, "input schema validation failed") || strings.HasPrefix(msg, "invalid arguments") {
+		code = policy.CodeValidation
+	}
+	return &policy.Error{Code: code, Tool: tool, Message: msg}
+}
+
+// ResultText joins a result's text blocks.
+func ResultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := mcp.AsTextContent(c); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func toolError(tool string, err error) *mcp.CallToolResult {
+	body := ToolErrorBody{Source: "tool", ToolName: tool, Code: policy.CodeExecution, Message: err.Error()}
+	if pe, ok := asPolicyError(err); ok {
+		body.Code, body.Message = pe.Code, pe.Message
+	}
+	return result(ToolErrorResult{Status: "tool_error", Error: body}, true)
+}

@@ -1,0 +1,118 @@
+// Package meta holds CodeCall's meta-tools: their schemas, descriptions,
+// handlers and result shapes. It is thin: search, access and dispatch are
+// the work of the packages below it and of the composition root.
+package meta
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/search"
+)
+
+// Searcher answers search queries over one catalog snapshot.
+type Searcher interface {
+	Search(ctx context.Context, q search.Query) (search.Result, error)
+}
+
+// State is one consistent view a request works on: the config, the catalog
+// snapshot, its index and the gate, all of the same version.
+type State struct {
+	Config  *presets.Config
+	Catalog *catalog.Snapshot
+	Index   Searcher
+	Gate    *policy.Gate
+}
+
+// Env is what the meta-tools need from the composition root.
+type Env interface {
+	// Acquire returns the current state; release must be called when the
+	// request no longer uses it.
+	Acquire(ctx context.Context) (st *State, release func())
+	// Call runs a tool through the server's whole pipeline (hooks, input
+	// validation, middleware, handler) as an internal call made via the
+	// given path. A failure to dispatch is a *policy.Error.
+	Call(ctx context.Context, st *State, name string, args map[string]any, via policy.Via) (*mcp.CallToolResult, error)
+}
+
+// Names are the meta-tools' names under a config's prefix.
+type Names struct {
+	Search, Describe, Execute, Invoke string
+}
+
+// NamesFor returns the meta-tool names a config gives.
+func NamesFor(cfg *presets.Config) Names {
+	p := cfg.MetaTools.Prefix
+	return Names{Search: p + "search", Describe: p + "describe", Execute: p + "execute", Invoke: p + "invoke"}
+}
+
+// All returns every meta-tool name, registered or not, so that none can be
+// reached as an ordinary tool.
+func (n Names) All() []string { return []string{n.Search, n.Describe, n.Execute, n.Invoke} }
+
+// Has reports whether name is one of the meta-tools.
+func (n Names) Has(name string) bool {
+	return name == n.Search || name == n.Describe || name == n.Execute || name == n.Invoke
+}
+
+// Warning is an advisory note in a meta-tool's result.
+type Warning struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// ErrorBody is the error of a meta-tool result whose request was refused.
+type ErrorBody struct {
+	Code    policy.Code `json:"code"`
+	Message string      `json:"message"`
+	Field   string      `json:"field,omitempty"`
+}
+
+type errorResult struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ToolErrorBody is the error of a tool call that failed, as DESIGN.md's
+// tool_error status describes it.
+type ToolErrorBody struct {
+	Source   string         `json:"source"`
+	ToolName string         `json:"toolName"`
+	Code     policy.Code    `json:"code"`
+	Message  string         `json:"message"`
+	Details  map[string]any `json:"details,omitempty"`
+}
+
+// ToolErrorResult is the result of codecall.invoke when the call failed.
+type ToolErrorResult struct {
+	Status string        `json:"status"`
+	Error  ToolErrorBody `json:"error"`
+}
+
+// result encodes v as structured content and as the same JSON in one text
+// block, so clients that read either see the whole answer.
+func result(v any, isError bool) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(errorResult{ErrorBody{Code: policy.CodeExecution, Message: "result cannot be encoded: " + err.Error()}})
+		isError = true
+	}
+	r := mcp.NewToolResultStructured(json.RawMessage(b), string(b))
+	r.IsError = isError
+	return r
+}
+
+func invalid(field, msg string) *mcp.CallToolResult {
+	return result(errorResult{ErrorBody{Code: policy.CodeValidation, Message: msg, Field: field}}, true)
+}
+
+func refused(err error) *mcp.CallToolResult {
+	if pe, ok := asPolicyError(err); ok {
+		return result(errorResult{ErrorBody{Code: pe.Code, Message: pe.Message}}, true)
+	}
+	return result(errorResult{ErrorBody{Code: policy.CodeExecution, Message: err.Error()}}, true)
+}

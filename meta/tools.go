@@ -1,0 +1,96 @@
+package meta
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/presets"
+)
+
+type handlers struct {
+	env Env
+}
+
+// Tools returns the meta-tools a config registers, with their handlers.
+// codecall.invoke is present only when directCalls.enabled is set.
+// codecall.execute is not registered by this package version.
+func Tools(cfg *presets.Config, env Env) []server.ServerTool {
+	h := &handlers{env: env}
+	n := NamesFor(cfg)
+	tools := []server.ServerTool{
+		{Tool: newTool(n.Search, "Search tools", searchSchema(cfg), true), Handler: h.search},
+		{Tool: newTool(n.Describe, "Describe tools", describeSchema, true), Handler: h.describe},
+	}
+	if cfg.DirectCalls.Enabled {
+		tools = append(tools, server.ServerTool{Tool: newTool(n.Invoke, "Invoke a tool", invokeSchema, false), Handler: h.invoke})
+	}
+	return tools
+}
+
+// Descriptions returns each registered meta-tool's description for the
+// given state. They name the apps and the tool count, so they are computed
+// from the live catalog whenever tools/list is answered.
+func Descriptions(st *State) map[string]string {
+	n := NamesFor(st.Config)
+	enabled := st.Catalog.Enabled()
+	apps := st.Catalog.Apps()
+	appList := strings.Join(apps, ", ")
+	if len(apps) > 20 {
+		appList = strings.Join(apps[:20], ", ") + fmt.Sprintf(" and %d more", len(apps)-20)
+	}
+	next := fmt.Sprintf("Then call %s for schemas", n.Describe)
+	if st.Config.DirectCalls.Enabled {
+		next += fmt.Sprintf(" and %s to call one", n.Invoke)
+	}
+	d := map[string]string{
+		n.Search: fmt.Sprintf("Find the right tool for a task among %d tools (apps: %s). "+
+			"Describe the task in plain words; returns tool names, short descriptions, appIds and relevance scores (0-1). "+
+			"Narrow with filter.appIds. %s.", len(enabled), appList, next),
+		n.Describe: fmt.Sprintf("Get the full definitions of tools found with %s: description, JSON input/output schemas, "+
+			"annotations, examples and a TypeScript declaration. At most %d per call; unknown names are listed in notFound.",
+			n.Search, st.Config.Describe.MaxDefinitions),
+	}
+	if st.Config.DirectCalls.Enabled {
+		d[n.Invoke] = fmt.Sprintf("Call one tool found with %s directly: {tool, input}. Returns the tool's own result; "+
+			"a failure returns {status: \"tool_error\", error: {toolName, code, message}}.", n.Search)
+	}
+	return d
+}
+
+func newTool(name, title string, schema json.RawMessage, readOnly bool) mcp.Tool {
+	t := mcp.NewToolWithRawSchema(name, "", schema)
+	t.Title = title
+	t.Annotations = mcp.ToolAnnotation{
+		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
+		DestructiveHint: mcp.ToBoolPtr(!readOnly),
+		IdempotentHint:  mcp.ToBoolPtr(readOnly),
+		OpenWorldHint:   mcp.ToBoolPtr(!readOnly),
+	}
+	return t
+}
+
+func searchSchema(cfg *presets.Config) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+		`"query":{"type":"string","description":"The task in plain words, e.g. \"refund a customer's last payment\""},`+
+		`"topK":{"type":"integer","minimum":1,"maximum":%d,"description":"Number of results (default %d)"},`+
+		`"filter":{"type":"object","properties":{`+
+		`"appIds":{"type":"array","items":{"type":"string"}},`+
+		`"tags":{"type":"array","items":{"type":"string"}},`+
+		`"sources":{"type":"array","items":{"type":"string","enum":["inline","openapi","upstream"]}},`+
+		`"includeOpenApi":{"type":"boolean"},"includeInline":{"type":"boolean"}},"additionalProperties":false}},`+
+		`"required":["query"],"additionalProperties":false}`, cfg.Search.MaxTopK, cfg.Search.TopK))
+}
+
+var describeSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"tools":{"type":"array","items":{"type":"string"},"minItems":1,"description":"Exact tool names from search results"},` +
+	`"max":{"type":"integer","minimum":1,"description":"Describe at most this many"}},` +
+	`"required":["tools"],"additionalProperties":false}`)
+
+var invokeSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"tool":{"type":"string","description":"Exact tool name from search results"},` +
+	`"input":{"type":"object","description":"The tool's arguments, matching its input schema"}},` +
+	`"required":["tool"],"additionalProperties":false}`)

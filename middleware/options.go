@@ -1,0 +1,67 @@
+package middleware
+
+import (
+	"log/slog"
+
+	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// ToolInfo is what an include predicate sees of a tool.
+type ToolInfo = catalog.Info
+
+// ToolMeta is a tool's own CodeCall settings; see SetMeta.
+type ToolMeta = catalog.Meta
+
+// SetMeta stores CodeCall settings in a tool's _meta.codecall and returns
+// the tool, so a tool opts in or out in one call:
+//
+//	srv.AddTool(middleware.SetMeta(mcp.NewTool("health"), middleware.ToolMeta{VisibleInListTools: catalog.Bool(true)}), h)
+var SetMeta = catalog.SetMeta
+
+// Option configures Wrap.
+type Option func(*options)
+
+type options struct {
+	configFile   string
+	config       *presets.Config
+	include      func(ToolInfo) bool
+	logger       *slog.Logger
+	defaultAppID string
+	watch        bool
+}
+
+// WithConfigFile loads the configuration from a YAML file and reloads it
+// when the file changes (a broken edit keeps the last good configuration).
+// Environment overrides (CODECALL_...) apply on top.
+func WithConfigFile(path string) Option {
+	return func(o *options) { o.configFile = path; o.watch = true }
+}
+
+// WithConfig uses cfg as the configuration. It is validated like a file.
+func WithConfig(cfg presets.Config) Option {
+	return func(o *options) { c := cfg; o.config = &c }
+}
+
+// WithIncludeTools keeps only the tools for which include returns true;
+// it applies before the mode, on every path.
+func WithIncludeTools(include func(ToolInfo) bool) Option {
+	return func(o *options) { o.include = include }
+}
+
+// WithLogger sets the logger for catalog rebuilds, config reloads and
+// refusals. The default discards nothing: it is slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// WithDefaultAppID sets the app of tools whose names carry no `app.` or
+// `app:` prefix. The default is the wrapped server's name.
+func WithDefaultAppID(id string) Option {
+	return func(o *options) { o.defaultAppID = id }
+}
+
+// WithoutReload turns off watching the config file given by WithConfigFile.
+func WithoutReload() Option {
+	return func(o *options) { o.watch = false }
+}

@@ -1,0 +1,135 @@
+// Package policy is CodeCall's one access gate. Every path to a tool —
+// tools/list, search, describe, execute, invoke and a client's direct
+// tools/call — asks the same Gate, which resolves names exactly as mcp-go's
+// dispatch does and fails closed.
+package policy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gobwas/glob"
+
+	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// Via names the path a request took to a tool.
+type Via string
+
+// The paths to a tool.
+const (
+	ViaSearch   Via = "search"   // codecall.search results
+	ViaDescribe Via = "describe" // codecall.describe
+	ViaExecute  Via = "execute"  // callTool from a codecall.execute plan
+	ViaInvoke   Via = "invoke"   // codecall.invoke
+	ViaDirect   Via = "direct"   // a client's own tools/call
+)
+
+// Code classifies why a call failed. The values are part of the public
+// contract: plans see them as error.code.
+type Code string
+
+// The error codes of DESIGN.md's sandbox contract.
+const (
+	CodeNotFound         Code = "NOT_FOUND"
+	CodeAccessDenied     Code = "ACCESS_DENIED"
+	CodeApprovalRequired Code = "APPROVAL_REQUIRED"
+	CodeApprovalDenied   Code = "APPROVAL_DENIED"
+	CodeValidation       Code = "VALIDATION"
+	CodeExecution        Code = "EXECUTION"
+	CodeTimeout          Code = "TIMEOUT"
+	CodeLimit            Code = "LIMIT"
+	CodeSelfReference    Code = "SELF_REFERENCE"
+)
+
+// Error is a refusal or failure of a call to a tool. Use errors.As to read
+// its code.
+type Error struct {
+	Code    Code
+	Tool    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Request is one request for access to a tool.
+type Request struct {
+	Tool string
+	Via  Via
+}
+
+// Gate decides access. It is immutable; build a new one when the config
+// changes.
+type Gate struct {
+	directCalls  bool
+	invokeAllows []*glob.Pattern
+}
+
+// NewGate builds the gate for a configuration.
+func NewGate(cfg presets.Config) (*Gate, error) {
+	g := &Gate{directCalls: cfg.DirectCalls.Enabled}
+	for i, p := range cfg.DirectCalls.AllowedTools {
+		pat, err := glob.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("directCalls.allowedTools[%d]: %q is not a valid glob: %w", i, p, err)
+		}
+		g.invokeAllows = append(g.invokeAllows, pat)
+	}
+	return g, nil
+}
+
+// Authorize returns the tool when req may reach it in snap, and an *Error
+// otherwise. A tool CodeCall does not offer answers NOT_FOUND on every path,
+// so a refusal never confirms that a hidden tool exists.
+func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Request) (*catalog.Tool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Code: CodeTimeout, Tool: req.Tool, Message: "request ended before the call: " + err.Error()}
+	}
+	var t *catalog.Tool
+	if snap != nil {
+		t, _ = snap.Lookup(req.Tool)
+	}
+	notFound := &Error{Code: CodeNotFound, Tool: req.Tool,
+		Message: fmt.Sprintf("no tool named %q is available; use codecall.search to find tools", req.Tool)}
+	if t == nil {
+		return nil, notFound
+	}
+	switch req.Via {
+	case ViaDirect:
+		if !t.VisibleInList {
+			return nil, notFound
+		}
+		return t, nil
+	case ViaSearch, ViaDescribe, ViaExecute:
+		if !t.Enabled {
+			return nil, notFound
+		}
+		return t, nil
+	case ViaInvoke:
+		if !t.Enabled {
+			return nil, notFound
+		}
+		if !g.directCalls {
+			return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool, Message: "direct calls are disabled (directCalls.enabled is false)"}
+		}
+		if len(g.invokeAllows) > 0 && !matchesAny(g.invokeAllows, t.Name) {
+			return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool,
+				Message: fmt.Sprintf("tool %q is not in directCalls.allowedTools", req.Tool)}
+		}
+		return t, nil
+	default:
+		return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool, Message: fmt.Sprintf("unknown access path %q", req.Via)}
+	}
+}
+
+func matchesAny(ps []*glob.Pattern, name string) bool {
+	for _, p := range ps {
+		if p.Match(name) {
+			return true
+		}
+	}
+	return false
+}
