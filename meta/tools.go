@@ -73,21 +73,25 @@ func newTool(name, title string, schema json.RawMessage, readOnly bool) mcp.Tool
 	return t
 }
 
+// The schemas state ranges and allowed values in descriptions rather than as
+// minimum/maximum/enum: a server with mcp-go's input validation on would
+// otherwise answer a bad value with its own terse message before the
+// handler's precise one (which names the field, the range and an example).
 func searchSchema(cfg *presets.Config) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 		`"query":{"type":"string","description":"The task in plain words, e.g. \"refund a customer's last payment\""},`+
-		`"topK":{"type":"integer","minimum":1,"maximum":%d,"description":"Number of results (default %d)"},`+
+		`"topK":{"type":"integer","description":"Number of results, 1 to %d (default %d)"},`+
 		`"filter":{"type":"object","properties":{`+
 		`"appIds":{"type":"array","items":{"type":"string"}},`+
 		`"tags":{"type":"array","items":{"type":"string"}},`+
-		`"sources":{"type":"array","items":{"type":"string","enum":["inline","openapi","upstream"]}},`+
+		`"sources":{"type":"array","items":{"type":"string"},"description":"Any of inline, openapi, upstream"},`+
 		`"includeOpenApi":{"type":"boolean"},"includeInline":{"type":"boolean"}},"additionalProperties":false}},`+
 		`"required":["query"],"additionalProperties":false}`, cfg.Search.MaxTopK, cfg.Search.TopK))
 }
 
 var describeSchema = json.RawMessage(`{"type":"object","properties":{` +
-	`"tools":{"type":"array","items":{"type":"string"},"minItems":1,"description":"Exact tool names from search results"},` +
-	`"max":{"type":"integer","minimum":1,"description":"Describe at most this many"}},` +
+	`"tools":{"type":"array","items":{"type":"string"},"description":"Exact tool names from search results"},` +
+	`"max":{"type":"integer","description":"Describe at most this many (at least 1)"}},` +
 	`"required":["tools"],"additionalProperties":false}`)
 
 var invokeSchema = json.RawMessage(`{"type":"object","properties":{` +

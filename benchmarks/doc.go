@@ -1,0 +1,7 @@
+// Package benchmarks holds CodeCall's end-to-end benchmarks: the size of
+// tools/list with and without CodeCall, and the latency of the meta-tools
+// through a real MCP client. Figures are reported in BENCHMARKS.md.
+//
+//	go test ./benchmarks -run TestListSize -v
+//	go test ./benchmarks -bench . -benchmem -run '^$'
+package benchmarks
