@@ -1,6 +1,3 @@
-// Package presets holds CodeCall's configuration: the four sandbox presets,
-// the configuration schema, loading from YAML with environment overrides,
-// validation with precise errors, and reload on change.
 package presets
 
 import "time"
@@ -63,20 +60,35 @@ const (
 )
 
 // Limits are the sandbox limits of one preset; every field can be
-// overridden under `vm:` in YAML.
+// overridden under `vm:` in YAML. Fields tagged unit:"bytes" accept byte
+// sizes such as 65536 or "64KiB" (see ParseByteSize).
 type Limits struct {
-	Timeout        time.Duration `koanf:"timeout" json:"timeout"`
-	MaxToolCalls   int           `koanf:"maxToolCalls" json:"maxToolCalls"`
-	MaxConcurrency int           `koanf:"maxConcurrency" json:"maxConcurrency"`
-	AllowLoops     bool          `koanf:"allowLoops" json:"allowLoops"`
-	AllowConsole   bool          `koanf:"allowConsole" json:"allowConsole"`
-	Regex          RegexMode     `koanf:"regex" json:"regex"`
-	RegexTimeout   time.Duration `koanf:"regexTimeout" json:"regexTimeout"`
-	MaxLogBytes    int64         `koanf:"maxLogBytes" json:"maxLogBytes"`
-	MaxResultBytes int64         `koanf:"maxResultBytes" json:"maxResultBytes"`
-	MemoryBytes    int64         `koanf:"memoryBytes" json:"memoryBytes"`
-	MaxScriptBytes int64         `koanf:"maxScriptBytes" json:"maxScriptBytes"`
-	Isolation      Isolation     `koanf:"isolation" json:"isolation"`
+	// Timeout is the wall-clock budget of one run.
+	Timeout time.Duration `koanf:"timeout" json:"timeout"`
+	// MaxToolCalls caps the callTool invocations of one run.
+	MaxToolCalls int `koanf:"maxToolCalls" json:"maxToolCalls"`
+	// MaxConcurrency caps the tool calls of one run that are in flight at once.
+	MaxConcurrency int `koanf:"maxConcurrency" json:"maxConcurrency"`
+	// AllowLoops permits for, while and do statements.
+	AllowLoops bool `koanf:"allowLoops" json:"allowLoops"`
+	// AllowConsole injects console.log and its siblings.
+	AllowConsole bool `koanf:"allowConsole" json:"allowConsole"`
+	// Regex says which regular expressions a plan may use.
+	Regex RegexMode `koanf:"regex" json:"regex"`
+	// RegexTimeout bounds one regular-expression match; it must be positive
+	// when Regex is RegexFull, because backtracking patterns ignore the run's
+	// own deadline.
+	RegexTimeout time.Duration `koanf:"regexTimeout" json:"regexTimeout"`
+	// MaxLogBytes caps the console and mcpLog output kept from one run.
+	MaxLogBytes int64 `koanf:"maxLogBytes" json:"maxLogBytes" unit:"bytes"`
+	// MaxResultBytes caps the JSON size of a run's result.
+	MaxResultBytes int64 `koanf:"maxResultBytes" json:"maxResultBytes" unit:"bytes"`
+	// MemoryBytes is the heap budget of one run.
+	MemoryBytes int64 `koanf:"memoryBytes" json:"memoryBytes" unit:"bytes"`
+	// MaxScriptBytes caps the size of a plan's source.
+	MaxScriptBytes int64 `koanf:"maxScriptBytes" json:"maxScriptBytes" unit:"bytes"`
+	// Isolation says where a plan runs.
+	Isolation Isolation `koanf:"isolation" json:"isolation"`
 }
 
 const (
@@ -121,22 +133,38 @@ func LimitsFor(name Name) (Limits, bool) {
 
 // ToolExample is an example call of a tool, shown by codecall.describe.
 type ToolExample struct {
-	Description string         `koanf:"description" json:"description,omitempty"`
-	Input       map[string]any `koanf:"input" json:"input"`
-	Output      any            `koanf:"output" json:"output,omitempty"`
+	// Description says what the example shows.
+	Description string `koanf:"description" json:"description,omitempty"`
+	// Input is the tool's arguments; required (use {} for a tool without
+	// arguments).
+	Input map[string]any `koanf:"input" json:"input"`
+	// Output is what the call returns, when worth showing.
+	Output any `koanf:"output" json:"output,omitempty"`
 }
 
 // ToolOverride is the operator's per-tool setting under `tools:`, keyed by an
 // exact tool name or a glob. Unset fields leave the tool's own metadata alone.
 type ToolOverride struct {
-	VisibleInListTools *bool         `koanf:"visibleInListTools" json:"visibleInListTools,omitempty"`
-	EnabledInCodeCall  *bool         `koanf:"enabledInCodeCall" json:"enabledInCodeCall,omitempty"`
-	AppID              string        `koanf:"appId" json:"appId,omitempty"`
-	Tags               []string      `koanf:"tags" json:"tags,omitempty"`
-	Source             string        `koanf:"source" json:"source,omitempty"`
-	Examples           []ToolExample `koanf:"examples" json:"examples,omitempty"`
-	RequiresApproval   *bool         `koanf:"requiresApproval" json:"requiresApproval,omitempty"`
+	// VisibleInListTools shows the tool itself in tools/list.
+	VisibleInListTools *bool `koanf:"visibleInListTools" json:"visibleInListTools,omitempty"`
+	// EnabledInCodeCall puts the tool in (true) or keeps it out of (false)
+	// CodeCall's index; see the modes.
+	EnabledInCodeCall *bool `koanf:"enabledInCodeCall" json:"enabledInCodeCall,omitempty"`
+	// AppID groups the tool for search filters.
+	AppID string `koanf:"appId" json:"appId,omitempty"`
+	// Tags are free-form labels search can filter on.
+	Tags []string `koanf:"tags" json:"tags,omitempty"`
+	// Source says where the tool comes from: "inline", "openapi" or
+	// "upstream".
+	Source string `koanf:"source" json:"source,omitempty"`
+	// Examples are shown by codecall.describe.
+	Examples []ToolExample `koanf:"examples" json:"examples,omitempty"`
+	// RequiresApproval asks the user before every call of the tool.
+	RequiresApproval *bool `koanf:"requiresApproval" json:"requiresApproval,omitempty"`
 }
+
+// toolSources are the valid values of ToolOverride.Source.
+var toolSources = []string{"inline", "openapi", "upstream"}
 
 // MetaToolsConfig names the meta-tools.
 type MetaToolsConfig struct {
@@ -172,18 +200,47 @@ type DirectCallsConfig struct {
 	AllowedTools []string `koanf:"allowedTools" json:"allowedTools,omitempty"`
 }
 
-// Config is CodeCall's whole configuration.
+// Config is CodeCall's whole configuration. The package documentation
+// describes every key and its default; build one with Default, Load or Parse,
+// and check one built in Go with Validate.
 type Config struct {
-	Mode        Mode                    `koanf:"mode" json:"mode"`
-	Preset      Name                    `koanf:"preset" json:"preset"`
-	MetaTools   MetaToolsConfig         `koanf:"metaTools" json:"metaTools"`
-	Search      SearchConfig            `koanf:"search" json:"search"`
-	Describe    DescribeConfig          `koanf:"describe" json:"describe"`
-	Include     []string                `koanf:"include" json:"include,omitempty"`
-	Exclude     []string                `koanf:"exclude" json:"exclude,omitempty"`
-	Tools       map[string]ToolOverride `koanf:"tools" json:"tools,omitempty"`
-	DirectCalls DirectCallsConfig       `koanf:"directCalls" json:"directCalls"`
-	VM          Limits                  `koanf:"vm" json:"vm"`
+	// Mode decides what tools/list shows and what CodeCall indexes.
+	Mode Mode `koanf:"mode" json:"mode"`
+	// Preset names the preset whose limits fill VM before overrides.
+	Preset Name `koanf:"preset" json:"preset"`
+	// MetaTools names the meta-tools.
+	MetaTools MetaToolsConfig `koanf:"metaTools" json:"metaTools"`
+	// Search tunes codecall.search.
+	Search SearchConfig `koanf:"search" json:"search"`
+	// Describe tunes codecall.describe.
+	Describe DescribeConfig `koanf:"describe" json:"describe"`
+	// Include are globs of tool names CodeCall may reach; empty means all.
+	Include []string `koanf:"include" json:"include,omitempty"`
+	// Exclude are globs of tool names CodeCall never reaches; they win over
+	// Include.
+	Exclude []string `koanf:"exclude" json:"exclude,omitempty"`
+	// Tools are per-tool overrides keyed by exact tool name or glob.
+	Tools map[string]ToolOverride `koanf:"tools" json:"tools,omitempty"`
+	// DirectCalls controls codecall.invoke.
+	DirectCalls DirectCallsConfig `koanf:"directCalls" json:"directCalls"`
+	// VM are the sandbox limits: the preset's, with any overrides applied.
+	VM Limits `koanf:"vm" json:"vm"`
+}
+
+// The meta-tools' short names; Config.MetaToolName puts the prefix before
+// them.
+const (
+	MetaSearch   = "search"
+	MetaDescribe = "describe"
+	MetaExecute  = "execute"
+	MetaInvoke   = "invoke"
+)
+
+// MetaToolName returns the full name of a meta-tool: the configured prefix
+// followed by short (one of MetaSearch, MetaDescribe, MetaExecute,
+// MetaInvoke), e.g. "codecall.search".
+func (c Config) MetaToolName(short string) string {
+	return c.MetaTools.Prefix + short
 }
 
 // Default returns the configuration used when none is given: codecall_only,

@@ -1,0 +1,117 @@
+// Package presets holds CodeCall's configuration: the four sandbox presets,
+// the configuration schema, loading from YAML with environment overrides,
+// validation that reports every problem at once, and reload on change.
+//
+// The full reference, with examples, is docs/config.md in the repository.
+//
+// # Layers
+//
+// A configuration is built from, each layer overriding the one before:
+//
+//  1. the built-in defaults (Default);
+//  2. the limits of the chosen preset, which fill vm — the preset is
+//     CODECALL_PRESET if set, else the file's preset key, else secure;
+//  3. the YAML file (an empty file sets nothing);
+//  4. CODECALL_ environment variables.
+//
+// Every vm key can be overridden on its own: preset: secure with
+// vm: {timeout: 10s} gives the secure limits with a 10 s timeout.
+//
+// # Keys
+//
+// Keys are case-sensitive camelCase. A key left empty in YAML (timeout:)
+// is the same as leaving it out.
+//
+//	mode                     string   codecall_only | codecall_opt_in | metadata_driven (default codecall_only)
+//	preset                   string   locked_down | secure | balanced | experimental (default secure)
+//	metaTools.prefix         string   put before search, describe, execute, invoke (default "codecall.");
+//	                                  ASCII letters, digits, _ - . only; prefix+"describe" at most 64 characters
+//	search.topK              int      results when a request gives none, >= 1 (default 8)
+//	search.maxTopK           int      most results a request may ask for, >= topK (default 50)
+//	search.lowRelevance      number   0..1; under it a result set carries a warning (default 0.35)
+//	describe.maxDefinitions  int      most tools one describe call returns, >= 1 (default 10)
+//	include                  [glob]   tools CodeCall may reach; empty means all (default empty)
+//	exclude                  [glob]   tools CodeCall never reaches; wins over include (default empty)
+//	tools.<name or glob>     mapping  per-tool overrides; config wins over the tool's _meta.codecall:
+//	  visibleInListTools     bool     show the tool itself in tools/list
+//	  enabledInCodeCall      bool     index (true) or hide (false) the tool in CodeCall
+//	  appId                  string   the tool's app, for search filters
+//	  tags                   [string] labels for search filters
+//	  source                 string   inline | openapi | upstream
+//	  examples               list     [{input (mapping, required), output?, description?}]
+//	  requiresApproval       bool     ask the user before each call
+//	directCalls.enabled      bool     register codecall.invoke (default false)
+//	directCalls.allowedTools [glob]   tools invoke may call; empty means all reachable (default empty)
+//	vm.timeout               duration > 0                          (preset)
+//	vm.maxToolCalls          int      >= 1                         (preset)
+//	vm.maxConcurrency        int      >= 1                         (preset)
+//	vm.allowLoops            bool                                  (preset)
+//	vm.allowConsole          bool                                  (preset)
+//	vm.regex                 string   none | literal | full        (preset)
+//	vm.regexTimeout          duration >= 0, > 0 when regex is full (preset)
+//	vm.maxLogBytes           bytes    > 0                          (preset)
+//	vm.maxResultBytes        bytes    > 0                          (preset)
+//	vm.memoryBytes           bytes    > 0                          (preset)
+//	vm.maxScriptBytes        bytes    > 0                          (preset)
+//	vm.isolation             string   process_required | process | in_process (preset)
+//
+// The preset values:
+//
+//	                 locked_down       secure         balanced        experimental
+//	timeout          2s                3.5s           5s              10s
+//	maxToolCalls     20                100            500             2000
+//	maxConcurrency   2                 4              8               16
+//	allowLoops       false             false          true            true
+//	allowConsole     false             true           true            true
+//	regex            none              literal        full            full
+//	regexTimeout     0                 0              100ms           250ms
+//	maxLogBytes      16KiB             64KiB          256KiB          1MiB
+//	maxResultBytes   64KiB             256KiB         1MiB            4MiB
+//	memoryBytes      64MiB             128MiB         256MiB          512MiB
+//	maxScriptBytes   16KiB             64KiB          128KiB          256KiB
+//	isolation        process_required  process        in_process      in_process
+//
+// # Values
+//
+// A duration is a Go duration string: "3.5s", "250ms", "1m30s"; a bare
+// number is refused (5 would mean 5 ns), except 0. A byte size is a whole
+// number of bytes or a number and a unit (see ParseByteSize): B, KB, MB, GB
+// (powers of 1000), KiB, MiB, GiB (powers of 1024), case-insensitive,
+// e.g. 65536, "64KiB", "1.5 MiB", "512KB". A glob is a gobwas/glob pattern
+// compiled without separators, so * matches across dots: "billing.*"
+// matches "billing.invoices.list" (see Glob). A list of globs may be given
+// as a single string.
+//
+// # Environment
+//
+// A variable CODECALL_<KEY> overrides a key: nesting levels are separated by
+// a double underscore, and each level is matched case-insensitively against
+// the real key, ignoring single underscores. Values are parsed like YAML
+// scalars of the key's type; lists are comma-separated (commas inside {...}
+// belong to the glob). Examples:
+//
+//	CODECALL_MODE=codecall_opt_in
+//	CODECALL_PRESET=balanced
+//	CODECALL_VM__TIMEOUT=5s
+//	CODECALL_VM__MAX_TOOL_CALLS=50
+//	CODECALL_SEARCH__TOPK=12
+//	CODECALL_DIRECTCALLS__ENABLED=true
+//	CODECALL_EXCLUDE=admin.*,{users,orgs}.delete
+//
+// tools entries cannot be set from the environment: their keys are tool
+// names and globs, which variable names cannot spell. A CODECALL_ variable
+// that names no key is an error naming the variable.
+//
+// # Errors
+//
+// Load, LoadEnv, Parse and Config.Validate return a *ValidationError listing
+// every problem, each with its source (file or variable), line, full key
+// path and, for unknown keys or values, what is allowed.
+//
+// # Reload
+//
+// Watch and NewWatcher reload the file when it changes (debounced by
+// DefaultDebounce), validate it, and pass a valid, changed configuration to
+// a callback; a broken edit is logged at warn level and the last good
+// configuration stays in force.
+package presets

@@ -1,0 +1,179 @@
+package presets
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// maxToolNameLen is the longest tool name CodeCall produces; some clients
+// reject longer names.
+const maxToolNameLen = 64
+
+// Validate checks a configuration the way Load does after decoding, so a
+// Config built in Go is held to the same rules as a file. It returns nil or a
+// *ValidationError listing every problem.
+func (c Config) Validate() error {
+	var problems []Problem
+	for _, is := range c.issues() {
+		problems = append(problems, Problem{Key: is.path.String(), Message: is.msg})
+	}
+	return validationError(problems)
+}
+
+// issues lists the semantic problems of c in key order.
+func (c Config) issues() []issue {
+	var out []issue
+	add := func(p keyPath, format string, args ...any) {
+		out = append(out, newIssue(p, format, args...))
+	}
+	root := keyPath{}
+
+	if !slices.Contains(Modes, c.Mode) {
+		add(root.field("mode"), "unknown mode %q; allowed: %s", c.Mode, list(Modes))
+	}
+	if _, ok := LimitsFor(c.Preset); !ok {
+		add(root.field("preset"), "unknown preset %q; allowed: %s", c.Preset, list(Names))
+	}
+	if msg := checkPrefix(c.MetaTools.Prefix); msg != "" {
+		add(root.field("metaTools").field("prefix"), "%s", msg)
+	}
+
+	search := root.field("search")
+	if c.Search.TopK < 1 {
+		add(search.field("topK"), "must be at least 1, got %d", c.Search.TopK)
+	}
+	switch {
+	case c.Search.MaxTopK < 1:
+		add(search.field("maxTopK"), "must be at least 1, got %d", c.Search.MaxTopK)
+	case c.Search.MaxTopK < c.Search.TopK:
+		add(search.field("maxTopK"), "must be at least search.topK (%d), got %d", c.Search.TopK, c.Search.MaxTopK)
+	}
+	// Written as a negated range so that NaN fails too.
+	if !(c.Search.LowRelevance >= 0 && c.Search.LowRelevance <= 1) {
+		add(search.field("lowRelevance"), "must be between 0 and 1, got %v", c.Search.LowRelevance)
+	}
+	if c.Describe.MaxDefinitions < 1 {
+		add(root.field("describe").field("maxDefinitions"), "must be at least 1, got %d", c.Describe.MaxDefinitions)
+	}
+
+	out = append(out, globIssues(root.field("include"), c.Include)...)
+	out = append(out, globIssues(root.field("exclude"), c.Exclude)...)
+
+	names := make([]string, 0, len(c.Tools))
+	for name := range c.Tools {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := root.field("tools").key(name)
+		if _, err := CompileGlob(name); err != nil {
+			add(p, "%v", err)
+		}
+		out = append(out, c.Tools[name].issues(p)...)
+	}
+
+	out = append(out, globIssues(root.field("directCalls").field("allowedTools"), c.DirectCalls.AllowedTools)...)
+	out = append(out, c.VM.issues(root.field("vm"))...)
+	return out
+}
+
+func (o ToolOverride) issues(p keyPath) []issue {
+	var out []issue
+	if o.Source != "" && !slices.Contains(toolSources, o.Source) {
+		out = append(out, newIssue(p.field("source"), "unknown source %q; allowed: %s", o.Source, list(toolSources)))
+	}
+	for i, tag := range o.Tags {
+		if strings.TrimSpace(tag) == "" {
+			out = append(out, newIssue(p.field("tags").index(i), "empty tag"))
+		}
+	}
+	for i, ex := range o.Examples {
+		if ex.Input == nil {
+			out = append(out, newIssue(p.field("examples").index(i).field("input"), "required (use {} for a tool without arguments)"))
+		}
+	}
+	return out
+}
+
+func (l Limits) issues(p keyPath) []issue {
+	var out []issue
+	add := func(key, format string, args ...any) {
+		out = append(out, newIssue(p.field(key), format, args...))
+	}
+	if l.Timeout <= 0 {
+		add("timeout", "must be positive, got %v", l.Timeout)
+	}
+	if l.MaxToolCalls < 1 {
+		add("maxToolCalls", "must be at least 1, got %d", l.MaxToolCalls)
+	}
+	if l.MaxConcurrency < 1 {
+		add("maxConcurrency", "must be at least 1, got %d", l.MaxConcurrency)
+	}
+	if !slices.Contains([]RegexMode{RegexNone, RegexLiteral, RegexFull}, l.Regex) {
+		add("regex", "unknown regex mode %q; allowed: %s", l.Regex, list([]RegexMode{RegexNone, RegexLiteral, RegexFull}))
+	}
+	switch {
+	case l.RegexTimeout < 0:
+		add("regexTimeout", "must not be negative, got %v", l.RegexTimeout)
+	case l.Regex == RegexFull && l.RegexTimeout == 0:
+		// Backtracking matches ignore the run's deadline, so full regexes
+		// are only safe with their own limit.
+		add("regexTimeout", "must be positive when vm.regex is %q", RegexFull)
+	}
+	for _, b := range []struct {
+		key string
+		n   int64
+	}{
+		{"maxLogBytes", l.MaxLogBytes},
+		{"maxResultBytes", l.MaxResultBytes},
+		{"memoryBytes", l.MemoryBytes},
+		{"maxScriptBytes", l.MaxScriptBytes},
+	} {
+		if b.n <= 0 {
+			add(b.key, "must be a positive byte size, got %d", b.n)
+		}
+	}
+	isolations := []Isolation{IsolationProcessRequired, IsolationProcess, IsolationInProcess}
+	if !slices.Contains(isolations, l.Isolation) {
+		add("isolation", "unknown isolation %q; allowed: %s", l.Isolation, list(isolations))
+	}
+	return out
+}
+
+func globIssues(p keyPath, patterns []string) []issue {
+	var out []issue
+	for i, pat := range patterns {
+		if _, err := CompileGlob(pat); err != nil {
+			out = append(out, newIssue(p.index(i), "%v", err))
+		}
+	}
+	return out
+}
+
+// checkPrefix returns why prefix cannot start MCP tool names, or "".
+func checkPrefix(prefix string) string {
+	for _, r := range prefix {
+		if !isToolNameRune(r) {
+			return fmt.Sprintf("%q contains %q; tool names may use only ASCII letters, digits, '_', '-' and '.'", prefix, r)
+		}
+	}
+	if longest := prefix + MetaDescribe; len(longest) > maxToolNameLen {
+		return fmt.Sprintf("is too long: the meta-tool name %q has %d characters, the limit is %d", longest, len(longest), maxToolNameLen)
+	}
+	return ""
+}
+
+func isToolNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.'
+}
+
+// list joins allowed values for a message.
+func list[T ~string](values []T) string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
