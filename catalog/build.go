@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gobwas/glob"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codecall-go/codecall/presets"
@@ -133,23 +132,23 @@ func Build(tools []mcp.Tool, opts Options) (*Snapshot, []Problem, error) {
 type override struct {
 	pattern string
 	exact   bool
-	match   *glob.Pattern
+	match   presets.Glob
 	set     presets.ToolOverride
 }
 
 type rules struct {
-	include, exclude []*glob.Pattern
+	include, exclude presets.Globs
 	overrides        []override
 }
 
 func compileRules(cfg presets.Config) (*rules, error) {
 	r := &rules{}
 	var err error
-	if r.include, err = compileGlobs("include", cfg.Include); err != nil {
-		return nil, err
+	if r.include, err = presets.CompileGlobs(cfg.Include); err != nil {
+		return nil, fmt.Errorf("include%w", err)
 	}
-	if r.exclude, err = compileGlobs("exclude", cfg.Exclude); err != nil {
-		return nil, err
+	if r.exclude, err = presets.CompileGlobs(cfg.Exclude); err != nil {
+		return nil, fmt.Errorf("exclude%w", err)
 	}
 	// Globs apply first, most general first (shorter pattern), exact names
 	// last, so the most specific setting wins.
@@ -158,7 +157,7 @@ func compileRules(cfg presets.Config) (*rules, error) {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		ei, ej := !isGlob(keys[i]), !isGlob(keys[j])
+		ei, ej := isLiteral(keys[i]), isLiteral(keys[j])
 		if ei != ej {
 			return ej
 		}
@@ -168,36 +167,20 @@ func compileRules(cfg presets.Config) (*rules, error) {
 		return keys[i] < keys[j]
 	})
 	for _, k := range keys {
-		g, err := glob.Compile(k)
+		g, err := presets.CompileGlob(k)
 		if err != nil {
-			return nil, fmt.Errorf("tools: key %q is not a valid glob: %w", k, err)
+			return nil, fmt.Errorf("tools: key %q: %w", k, err)
 		}
-		r.overrides = append(r.overrides, override{pattern: k, exact: !isGlob(k), match: g, set: cfg.Tools[k]})
+		r.overrides = append(r.overrides, override{pattern: k, exact: g.Literal(), match: g, set: cfg.Tools[k]})
 	}
 	return r, nil
 }
 
-func compileGlobs(key string, patterns []string) ([]*glob.Pattern, error) {
-	out := make([]*glob.Pattern, 0, len(patterns))
-	for i, p := range patterns {
-		g, err := glob.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s[%d]: %q is not a valid glob: %w", key, i, p, err)
-		}
-		out = append(out, g)
-	}
-	return out, nil
-}
-
-func isGlob(s string) bool { return strings.ContainsAny(s, "*?[{\\") }
-
-func matchesAny(gs []*glob.Pattern, name string) bool {
-	for _, g := range gs {
-		if g.Match(name) {
-			return true
-		}
-	}
-	return false
+// isLiteral reports whether a tools: key names one tool rather than a
+// pattern; a key that does not compile sorts as a pattern and fails later.
+func isLiteral(k string) bool {
+	g, err := presets.CompileGlob(k)
+	return err == nil && g.Literal()
 }
 
 // settings are a tool's CodeCall settings after metadata and config merge;
@@ -246,7 +229,7 @@ func newTool(mt mcp.Tool, opts Options, r *rules) (*Tool, error) {
 		return nil, fmt.Errorf("source %q is not one of %v", t.Source, Sources)
 	}
 	t.RequiresApproval = s.RequiresApproval != nil && *s.RequiresApproval
-	reachable := (len(r.include) == 0 || matchesAny(r.include, t.Name)) && !matchesAny(r.exclude, t.Name)
+	reachable := (len(r.include) == 0 || r.include.Match(t.Name)) && !r.exclude.Match(t.Name)
 	if reachable && opts.Include != nil {
 		reachable = opts.Include(Info{Name: t.Name, Title: t.Title, Description: t.Description, AppID: t.AppID,
 			Source: t.Source, Tags: t.Tags, Annotations: t.Annotations})

@@ -180,7 +180,10 @@ func (c *CodeCall) background(ctx context.Context) {
 	defer close(c.done)
 	if c.opts.configFile != "" && c.opts.watch {
 		go func() {
-			err := presets.Watch(ctx, c.opts.configFile, c.applyConfig, c.log)
+			c.mu.Lock()
+			initial := c.cfg
+			c.mu.Unlock()
+			err := presets.Watch(ctx, c.opts.configFile, c.applyConfig, c.log, presets.WithInitial(initial))
 			if err != nil && ctx.Err() == nil {
 				c.log.Warn("codecall: config reload is off", "file", c.opts.configFile, "error", err)
 			}

@@ -3,6 +3,8 @@ package middleware_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -482,5 +484,46 @@ func TestWrapErrors(t *testing.T) {
 	}
 	if _, err := middleware.Wrap(newShop(t), middleware.WithConfigFile("/nonexistent/codecall.yaml")); err == nil {
 		t.Error("missing config file must fail")
+	}
+}
+
+func TestConfigReload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "codecall.yaml")
+	write := func(s string) {
+		t.Helper()
+		// Write then rename, as editors do, so the watcher never reads half a file.
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("directCalls: {enabled: true}\n")
+	srv := newShop(t)
+	wrap(t, srv, middleware.WithConfigFile(path))
+	s := connect(t, srv)
+	if got := s.list(); !slices.Equal(got, []string{"codecall.describe", "codecall.invoke", "codecall.search", "health"}) {
+		t.Fatalf("initial list = %v", got)
+	}
+
+	write("directCalls: {enabled: true}\ntools:\n  \"billing.list_invoices\": {visibleInListTools: true}\n")
+	waitFor(t, func() bool { return slices.Contains(s.list(), "billing.list_invoices") }, "the reloaded config to show billing.list_invoices")
+	waitFor(t, func() bool { return s.count(mcp.MethodNotificationToolsListChanged) >= 1 }, "tools/list_changed after a reload")
+
+	// A broken edit keeps the last good config.
+	write("mode: everything\n")
+	time.Sleep(500 * time.Millisecond) // longer than the watcher's debounce
+	if !slices.Contains(s.list(), "billing.list_invoices") {
+		t.Error("a broken config replaced the last good one")
+	}
+
+	write("mode: codecall_opt_in\n")
+	waitFor(t, func() bool { return !slices.Contains(s.list(), "codecall.invoke") }, "directCalls off after reload")
+	out, _, _ := s.call("codecall.search", map[string]any{"query": "refund a payment"})
+	if n := len(out["tools"].([]any)); n != 0 {
+		t.Errorf("codecall_opt_in with no opted-in tool: search found %d tools", n)
 	}
 }

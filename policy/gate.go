@@ -8,8 +8,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gobwas/glob"
-
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
 )
@@ -65,20 +63,16 @@ type Request struct {
 // changes.
 type Gate struct {
 	directCalls  bool
-	invokeAllows []*glob.Pattern
+	invokeAllows presets.Globs
 }
 
 // NewGate builds the gate for a configuration.
 func NewGate(cfg presets.Config) (*Gate, error) {
-	g := &Gate{directCalls: cfg.DirectCalls.Enabled}
-	for i, p := range cfg.DirectCalls.AllowedTools {
-		pat, err := glob.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("directCalls.allowedTools[%d]: %q is not a valid glob: %w", i, p, err)
-		}
-		g.invokeAllows = append(g.invokeAllows, pat)
+	allows, err := presets.CompileGlobs(cfg.DirectCalls.AllowedTools)
+	if err != nil {
+		return nil, fmt.Errorf("directCalls.allowedTools%w", err)
 	}
-	return g, nil
+	return &Gate{directCalls: cfg.DirectCalls.Enabled, invokeAllows: allows}, nil
 }
 
 // Authorize returns the tool when req may reach it in snap, and an *Error
@@ -115,7 +109,7 @@ func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Reques
 		if !g.directCalls {
 			return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool, Message: "direct calls are disabled (directCalls.enabled is false)"}
 		}
-		if len(g.invokeAllows) > 0 && !matchesAny(g.invokeAllows, t.Name) {
+		if len(g.invokeAllows) > 0 && !g.invokeAllows.Match(t.Name) {
 			return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool,
 				Message: fmt.Sprintf("tool %q is not in directCalls.allowedTools", req.Tool)}
 		}
@@ -123,13 +117,4 @@ func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Reques
 	default:
 		return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool, Message: fmt.Sprintf("unknown access path %q", req.Via)}
 	}
-}
-
-func matchesAny(ps []*glob.Pattern, name string) bool {
-	for _, p := range ps {
-		if p.Match(name) {
-			return true
-		}
-	}
-	return false
 }

@@ -96,15 +96,34 @@ func Parse(data []byte) ([]Tool, error) {
 			continue
 		}
 		seen[t.FullName()] = i
-		if len(t.InputSchema) == 0 {
-			t.InputSchema = json.RawMessage(`{"type":"object"}`)
-		}
+		t.InputSchema = objectSchema(t.InputSchema)
 		tools = append(tools, t)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return tools, nil
+}
+
+// objectSchema makes a schema's object type explicit: MCP clients require
+// inputSchema.type to be "object", and many published schemas leave it out.
+func objectSchema(s json.RawMessage) json.RawMessage {
+	if len(s) == 0 {
+		return json.RawMessage(`{"type":"object"}`)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(s, &obj) != nil {
+		return s
+	}
+	if _, ok := obj["type"]; ok {
+		return s
+	}
+	obj["type"] = json.RawMessage(`"object"`)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return s
+	}
+	return b
 }
 
 func first(a, b json.RawMessage) json.RawMessage {

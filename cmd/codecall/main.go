@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -67,7 +68,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case errors.Is(err, errUsage):
 		return 2
 	default:
-		fmt.Fprintf(stderr, "codecall: %v\n", err)
+		// Library errors already carry the "codecall: " prefix.
+		fmt.Fprintf(stderr, "codecall: %s\n", strings.TrimPrefix(err.Error(), "codecall: "))
 		return 1
 	}
 }
