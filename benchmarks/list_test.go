@@ -20,9 +20,9 @@ import (
 )
 
 // corpusDir is ../shared/corpus from the repository root, or
-// CODECALL_CORPUS_DIR.
+// CODECALLTEST_CORPUS_DIR.
 func corpusDir() string {
-	if d := os.Getenv("CODECALL_CORPUS_DIR"); d != "" {
+	if d := os.Getenv("CODECALLTEST_CORPUS_DIR"); d != "" {
 		return d
 	}
 	return filepath.Join("..", "..", "shared", "corpus")
@@ -32,7 +32,7 @@ func corpusServer(tb testing.TB) *server.MCPServer {
 	tb.Helper()
 	tools, err := staticcatalog.Load(filepath.Join(corpusDir(), "tools.json"))
 	if os.IsNotExist(unwrapPathError(err)) {
-		tb.Skipf("corpus not found at %s (set CODECALL_CORPUS_DIR): skipping the corpus figures", corpusDir())
+		tb.Skipf("corpus not found at %s (set CODECALLTEST_CORPUS_DIR): skipping the corpus figures", corpusDir())
 	}
 	if err != nil {
 		tb.Fatal(err)

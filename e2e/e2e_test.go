@@ -39,12 +39,12 @@ const (
 	waitDelay = 10 * time.Second
 )
 
-// env variables read by this test. They are removed from the environment of
-// every child process: the server treats the whole CODECALL_ namespace as
-// configuration keys and refuses names it does not know.
+// env variables read by this test. They use their own CODECALLTEST_ prefix
+// because the server treats the whole CODECALL_ namespace as configuration
+// keys and refuses names it does not know.
 const (
-	envEnable    = "CODECALL_E2E"        // "0" skips; "1" fails instead of skipping when Node.js is missing
-	envNodeCache = "CODECALL_NODE_CACHE" // directory for the client's node_modules
+	envEnable    = "CODECALLTEST_E2E"        // "0" skips; "1" fails instead of skipping when Node.js is missing
+	envNodeCache = "CODECALLTEST_NODE_CACHE" // directory for the client's node_modules
 )
 
 // setup is what every transport's subtest needs.
@@ -88,7 +88,7 @@ func prepare(t *testing.T) *setup {
 		t.Skipf("%s=0: end-to-end tests skipped", envEnable)
 	}
 	if testing.Short() && mode != "1" {
-		t.Skip("-short: end-to-end tests skipped (they build the CLI and run a Node.js client); set CODECALL_E2E=1 to run them anyway")
+		t.Skip("-short: end-to-end tests skipped (they build the CLI and run a Node.js client); set CODECALLTEST_E2E=1 to run them anyway")
 	}
 	missing := func(format string, args ...any) {
 		t.Helper()
