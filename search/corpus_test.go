@@ -1,0 +1,111 @@
+package search_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/codecall-go/codecall/search"
+	"github.com/codecall-go/codecall/search/eval"
+)
+
+// corpusDir returns the real-tool corpus directory or skips: the corpus
+// lives beside the repository, not in it, and a fresh clone has none.
+func corpusDir(tb testing.TB) string {
+	tb.Helper()
+	dir := eval.CorpusDir(filepath.Join("..", "..", "shared", "corpus"))
+	if _, err := os.Stat(filepath.Join(dir, "tools.json")); err != nil {
+		tb.Skipf("real-tool corpus not found at %s (set %s to its directory): %v", dir, eval.CorpusDirEnv, err)
+	}
+	return dir
+}
+
+// logFailures lists the queries whose expected tools are not in the top 5,
+// when CODECALL_EVAL_VERBOSE is set.
+func logFailures(t *testing.T, label string, rep eval.Report) {
+	t.Helper()
+	if os.Getenv("CODECALL_EVAL_VERBOSE") == "" {
+		return
+	}
+	for _, o := range rep.Outcomes {
+		if o.Metrics.RecallAt5 < 1 {
+			got := o.Got
+			if len(got) > 5 {
+				got = got[:5]
+			}
+			t.Logf("%s miss (rank %d): %q want %v got %s", label, o.FirstRank, o.Query.Text, o.Query.Expected, strings.Join(got, ", "))
+		}
+	}
+}
+
+// TestCorpusQuality reports engine and plain-BM25 figures on the real
+// corpus: the dev queries (lexical, close to the tools' words) and our own
+// paraphrased, task-style queries, which are what agents really send.
+func TestCorpusQuality(t *testing.T) {
+	dir := corpusDir(t)
+	c, err := eval.LoadCorpus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := eval.LoadQueries(filepath.Join("testdata", "corpus-queries.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := search.New(c.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	base, err := eval.NewBaseline(c.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+
+	ctx := context.Background()
+	sets := []struct {
+		name    string
+		queries []eval.Query
+	}{
+		{"dev", c.Dev},
+		{"paraphrased", own},
+	}
+	for _, s := range sets {
+		if len(s.queries) == 0 {
+			t.Logf("%s: no queries", s.name)
+			continue
+		}
+		er, err := eval.Evaluate(ctx, ix, s.queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br, err := eval.Evaluate(ctx, base, s.queries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("corpus %-11s engine   %v", s.name, er.Metrics)
+		t.Logf("corpus %-11s baseline %v", s.name, br.Metrics)
+		logFailures(t, s.name, er)
+		if s.name == "paraphrased" {
+			if er.Metrics.RecallAt5 <= br.Metrics.RecallAt5 || er.Metrics.NDCG10 <= br.Metrics.NDCG10 {
+				t.Errorf("engine does not beat plain BM25 on paraphrased queries: %v vs %v", er.Metrics, br.Metrics)
+			}
+		}
+	}
+}
+
+func corpusIndex(tb testing.TB) *search.Index {
+	tb.Helper()
+	c, err := eval.LoadCorpus(corpusDir(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ix, err := search.New(c.Tools)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = ix.Close() })
+	return ix
+}

@@ -1,0 +1,19 @@
+package search
+
+// Tuning exposes the ranking constants to the package's external tests,
+// which explore them against the evaluation sets.
+type Tuning = tuning
+
+// DefaultTuning returns the production constants.
+func DefaultTuning() Tuning { return defaultTuning() }
+
+// WithTuning replaces the ranking constants.
+func WithTuning(t Tuning) Option { return func(c *config) { c.tuning = t } }
+
+// SetBM25Share, SetExpand, SetUnknownWeight, SetField adjust one constant.
+func (t *tuning) SetBM25Share(v float64)         { t.bm25Share = v }
+func (t *tuning) SetExpand(boost, cover float64) { t.expandBoost, t.expandCover = boost, cover }
+func (t *tuning) SetUnknownWeight(v float64)     { t.unknownWeight = v }
+func (t *tuning) SetField(f int, boost, cover float64) {
+	t.boost[f], t.cover[f] = boost, cover
+}

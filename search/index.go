@@ -1,0 +1,564 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/codecall-go/codecall/catalog"
+)
+
+// DefaultTopK is the number of hits returned when Query.TopK is not
+// positive.
+const DefaultTopK = 8
+
+// DefaultLowRelevance is the score under which the best hit is reported as
+// a weak match (see WithLowRelevance).
+const DefaultLowRelevance = 0.35
+
+// The warning types a Result can carry.
+const (
+	// WarnNoResults: nothing matched the query within the filter.
+	WarnNoResults = "no_results"
+	// WarnLowRelevance: the best hit covers little of the query; the
+	// catalog probably has no tool for this request.
+	WarnLowRelevance = "low_relevance"
+	// WarnUnknownApp: a filter app id is not in the catalog.
+	WarnUnknownApp = "unknown_app"
+	// WarnUnknownTag: a filter tag is on no tool.
+	WarnUnknownTag = "unknown_tag"
+	// WarnUnknownSource: a filter source is not a valid tool source.
+	WarnUnknownSource = "unknown_source"
+	// WarnFuzzyMatch: nothing matched the words as written, and the hits
+	// are for corrected spellings.
+	WarnFuzzyMatch = "fuzzy_match"
+	// WarnEmptyQuery: the query has no searchable words; the hits are the
+	// filter's tools in catalog order.
+	WarnEmptyQuery = "empty_query"
+)
+
+// Query is one search request.
+type Query struct {
+	// Text is the request in the agent's words, or a tool's exact name.
+	Text string
+	// TopK is the maximum number of hits; DefaultTopK when not positive.
+	TopK int
+	// AppIDs, Tags and Sources restrict the hits. Within one list a tool
+	// needs any one value; across lists it needs all of them. Matching is
+	// case-insensitive. Empty lists do not restrict.
+	AppIDs  []string
+	Tags    []string
+	Sources []catalog.Source
+}
+
+// Hit is one tool found by a search.
+type Hit struct {
+	Tool *catalog.Tool
+	// Score is in [0, 1]; see the package documentation for its meaning.
+	Score float64
+}
+
+// Warning tells the client something about a result it should act on.
+type Warning struct {
+	// Type is one of the Warn* constants.
+	Type string
+	// Message is a sentence for the client (an LLM) to read.
+	Message string
+}
+
+// Result is the answer to a Query.
+type Result struct {
+	// Hits are ordered by descending Score.
+	Hits     []Hit
+	Warnings []Warning
+	// TotalAvailable is the number of indexed tools that pass the query's
+	// filters (the whole index when there are none).
+	TotalAvailable int
+}
+
+// Option configures an Index.
+type Option func(*config)
+
+type config struct {
+	lowRelevance float64
+	related      map[string][]string
+	tuning
+}
+
+// tuning holds the ranking constants. They are fixed in production (see
+// defaultTuning) and vary only in tests that explore them.
+type tuning struct {
+	// bm25Share is the part of the score that follows BM25 relative to the
+	// best candidate; the rest is coverage alone.
+	bm25Share float64
+	// expandBoost scales the BM25 boost of related words; expandCover is
+	// how much a related word counts toward coverage.
+	expandBoost, expandCover float64
+	// unknownWeight scales the mean concept weight given to a concept the
+	// catalog does not mention at all.
+	unknownWeight float64
+	// valueWeight scales the weight and boost of value words (see
+	// concept.value).
+	valueWeight float64
+	// boost is each field's BM25 boost, cover its coverage weight.
+	boost, cover [numFields]float64
+}
+
+func defaultTuning() tuning {
+	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 0.5, valueWeight: 0.25}
+	for f, spec := range fieldSpecs {
+		t.boost[f], t.cover[f] = spec.boost, spec.cover
+	}
+	return t
+}
+
+// WithLowRelevance sets the score under which the best hit gets a
+// "low_relevance" warning. The default is DefaultLowRelevance.
+func WithLowRelevance(threshold float64) Option {
+	return func(c *config) { c.lowRelevance = threshold }
+}
+
+// WithRelatedTerms extends the built-in vocabulary of related words. Each
+// key (a word or a phrase) also matches the words listed for it, at the
+// weight of expanded terms. Relations are one-way: add the reverse entry
+// for a synonym that should work both ways. Use it for a domain's jargon,
+// e.g. {"sku": {"product"}, "po": {"purchase order"}}.
+func WithRelatedTerms(extra map[string][]string) Option {
+	return func(c *config) {
+		if c.related == nil {
+			c.related = map[string][]string{}
+		}
+		for k, v := range extra {
+			c.related[k] = append(c.related[k], v...)
+		}
+	}
+}
+
+// Field layout. The bleve boost shapes BM25; the cover weight is how much a
+// match in the field counts toward query coverage (see doc.go).
+const (
+	fName = iota
+	fApp
+	fTitle
+	fTags
+	fDesc
+	fParams
+	fParamDesc
+	numFields
+)
+
+type fieldSpec struct {
+	name  string
+	boost float64
+	cover float64
+	mode  splitMode
+	// expand is false for fields where related words add more noise than
+	// recall: parameters mention every verb under the sun.
+	expand bool
+}
+
+var fieldSpecs = [numFields]fieldSpec{
+	fName:      {"name", 3.0, 1.0, splitIdent, true},
+	fApp:       {"app", 2.5, 1.0, splitIdent, false},
+	fTitle:     {"title", 2.0, 0.9, splitProse, true},
+	fTags:      {"tags", 1.5, 0.8, splitIdent, true},
+	fDesc:      {"desc", 1.0, 0.6, splitProse, true},
+	fParams:    {"params", 0.8, 0.45, splitIdent, false},
+	fParamDesc: {"paramdesc", 0.3, 0.3, splitProse, false},
+}
+
+// Keyword fields, used for filters and the exact-name path.
+const (
+	kwName   = "nameExact"
+	kwShort  = "shortExact"
+	kwApp    = "appId"
+	kwTag    = "tag"
+	kwSource = "source"
+)
+
+const surfaceAnalyzer = "cc_surface"
+
+// Index is a searchable, immutable set of tools. It is safe for concurrent
+// use; Close releases it.
+type Index struct {
+	cfg   config
+	bleve bleve.Index
+	tools []*catalog.Tool
+
+	// exact maps a lower-cased full name or short name (without the app
+	// prefix) to the tools that carry it; full-name matches come first.
+	exact map[string][]exactMatch
+	// nameGrams holds every run of two or more consecutive name parts,
+	// joined and lower-cased ("pullrequest" from create_pull_request):
+	// a compound word in a query that is not in it is a value.
+	nameGrams map[string]bool
+	// apps maps a lower-cased app id to its spelling in the catalog.
+	apps    map[string]string
+	appList []string // sorted spellings, for warnings
+	tags    map[string]bool
+
+	en, surface analysis.Analyzer
+
+	// Coverage data: a term dictionary, per-term document frequency, and
+	// for each tool the sorted list of (termID<<8 | field mask).
+	terms   map[string]uint32
+	df      []uint32
+	docs    [][]uint32
+	vocab   map[int][]surfaceWord // by rune length, for fuzzy correction
+	lexicon *lexicon
+}
+
+type exactMatch struct {
+	doc  int
+	full bool
+}
+
+type surfaceWord struct {
+	word string
+	stem string
+	df   int
+	// strong is true when the word appears in a name, app id, title or
+	// tag: the words agents look for, preferred among equal corrections.
+	strong bool
+}
+
+// New builds an Index over exactly the given tools. Nil tools are skipped.
+// Tool names should be unique; a duplicate name is indexed twice.
+func New(tools []*catalog.Tool, opts ...Option) (*Index, error) {
+	cfg := config{lowRelevance: DefaultLowRelevance, tuning: defaultTuning()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	im, err := newMapping()
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{
+		cfg:   cfg,
+		exact:     map[string][]exactMatch{},
+		nameGrams: map[string]bool{},
+		apps:  map[string]string{},
+		tags:  map[string]bool{},
+		terms: map[string]uint32{},
+		vocab: map[int][]surfaceWord{},
+	}
+	if ix.en = im.AnalyzerNamed(en.AnalyzerName); ix.en == nil {
+		return nil, errors.New("search: English analyzer not registered")
+	}
+	if ix.surface = im.AnalyzerNamed(surfaceAnalyzer); ix.surface == nil {
+		return nil, errors.New("search: surface analyzer not registered")
+	}
+	for _, t := range tools {
+		if t != nil {
+			ix.tools = append(ix.tools, t)
+		}
+	}
+
+	// An in-memory scorch index: bleve.NewMemOnly would pick upsidedown,
+	// which ignores the mapping's BM25 scoring model. An empty path keeps
+	// scorch unpersisted (no files, no merger or persister goroutines).
+	bi, err := bleve.NewUsing("", im, scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("search: create index: %w", err)
+	}
+	ix.bleve = bi
+
+	b := newBuilder(ix)
+	batch := bi.NewBatch()
+	for i, t := range ix.tools {
+		doc := b.add(i, t)
+		if err := batch.Index(strconv.Itoa(i), doc); err != nil {
+			_ = bi.Close()
+			return nil, fmt.Errorf("search: index tool %q: %w", t.Name, err)
+		}
+	}
+	if err := bi.Batch(batch); err != nil {
+		_ = bi.Close()
+		return nil, fmt.Errorf("search: index %d tools: %w", len(ix.tools), err)
+	}
+	b.finish()
+	ix.lexicon = newLexicon(ix, cfg)
+	return ix, nil
+}
+
+func newMapping() (*mapping.IndexMappingImpl, error) {
+	im := bleve.NewIndexMapping()
+	// BM25 is honoured by scorch only; see New.
+	im.ScoringModel = index.BM25Scoring
+	im.DefaultAnalyzer = en.AnalyzerName
+	im.IndexDynamic = false
+	im.StoreDynamic = false
+	im.DocValuesDynamic = false
+	err := im.AddCustomAnalyzer(surfaceAnalyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []any{lowercase.Name},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search: surface analyzer: %w", err)
+	}
+	field := func(analyzer string) *mapping.FieldMapping {
+		fm := bleve.NewTextFieldMapping()
+		fm.Analyzer = analyzer
+		fm.Store = false
+		fm.IncludeInAll = false
+		fm.IncludeTermVectors = false
+		fm.DocValues = false
+		return fm
+	}
+	dm := bleve.NewDocumentStaticMapping()
+	for _, f := range fieldSpecs {
+		dm.AddFieldMappingsAt(f.name, field(en.AnalyzerName))
+	}
+	for _, k := range []string{kwName, kwShort, kwApp, kwTag, kwSource} {
+		dm.AddFieldMappingsAt(k, field(keyword.Name))
+	}
+	im.DefaultMapping = dm
+	return im, nil
+}
+
+// builder collects the coverage data while the bleve documents are made.
+type builder struct {
+	ix       *Index
+	stems    map[string]string // surface word → stem ("" for a stop word)
+	surfaces map[string]*surfaceWord
+	masks    map[uint32]uint8
+	seen     map[string]bool
+}
+
+func newBuilder(ix *Index) *builder {
+	return &builder{ix: ix, stems: map[string]string{}, surfaces: map[string]*surfaceWord{}, masks: map[uint32]uint8{}, seen: map[string]bool{}}
+}
+
+// add records tool i and returns its bleve document.
+func (b *builder) add(i int, t *catalog.Tool) map[string]any {
+	ix := b.ix
+	var text [numFields]string
+	text[fName] = t.Name
+	text[fApp] = t.AppID
+	text[fTitle] = t.Title
+	if t.Title == "" {
+		text[fTitle] = t.Annotations.Title
+	}
+	text[fTags] = strings.Join(t.Tags, " ")
+	text[fDesc] = t.Description
+	text[fParams], text[fParamDesc] = schemaText(t.InputSchema)
+
+	doc := make(map[string]any, numFields+5)
+	clear(b.masks)
+	clear(b.seen)
+	for f, spec := range fieldSpecs {
+		if text[f] == "" {
+			continue
+		}
+		prepared := expandCompounds(text[f], spec.mode, true)
+		doc[spec.name] = prepared
+		for _, tok := range ix.surface.Analyze([]byte(prepared)) {
+			w := string(tok.Term)
+			stem := b.stem(w)
+			if stem == "" {
+				continue
+			}
+			id, ok := ix.terms[stem]
+			if !ok {
+				id = uint32(len(ix.df))
+				ix.terms[stem] = id
+				ix.df = append(ix.df, 0)
+			}
+			b.masks[id] |= 1 << f
+			// Surface words feed the fuzzy fallback. Parameter prose is
+			// long free text, too noisy to suggest spellings from.
+			if f != fParamDesc && !b.seen[w] && len(w) >= 3 {
+				b.seen[w] = true
+				sw := b.surfaces[w]
+				if sw == nil {
+					sw = &surfaceWord{word: w, stem: stem}
+					b.surfaces[w] = sw
+				}
+				sw.df++
+			}
+			if f <= fTags && b.surfaces[w] != nil {
+				b.surfaces[w].strong = true
+			}
+		}
+	}
+	packed := make([]uint32, 0, len(b.masks))
+	for id, m := range b.masks {
+		packed = append(packed, id<<8|uint32(m))
+		ix.df[id]++
+	}
+	slices.Sort(packed)
+	ix.docs = append(ix.docs, packed)
+
+	parts := splitWord(t.Name, splitIdent)
+	for i := range parts {
+		for j := i + 2; j <= len(parts); j++ {
+			ix.nameGrams[strings.ToLower(strings.Join(parts[i:j], ""))] = true
+		}
+	}
+	lname := strings.ToLower(t.Name)
+	doc[kwName] = lname
+	ix.exact[lname] = append(ix.exact[lname], exactMatch{doc: i, full: true})
+	if s := shortName(lname, strings.ToLower(t.AppID)); s != "" {
+		doc[kwShort] = s
+		ix.exact[s] = append(ix.exact[s], exactMatch{doc: i})
+	}
+	if t.AppID != "" {
+		la := strings.ToLower(t.AppID)
+		doc[kwApp] = la
+		if _, ok := ix.apps[la]; !ok {
+			ix.apps[la] = t.AppID
+			ix.appList = append(ix.appList, t.AppID)
+		}
+	}
+	if len(t.Tags) > 0 {
+		lt := make([]any, len(t.Tags))
+		for k, tag := range t.Tags {
+			lt[k] = strings.ToLower(tag)
+			ix.tags[strings.ToLower(tag)] = true
+		}
+		doc[kwTag] = lt
+	}
+	if t.Source != "" {
+		doc[kwSource] = strings.ToLower(string(t.Source))
+	}
+	return doc
+}
+
+// stem returns the English-analyzer form of one lower-cased word, "" for a
+// stop word. Results are cached for the build.
+func (b *builder) stem(w string) string {
+	if s, ok := b.stems[w]; ok {
+		return s
+	}
+	s := analyzeWord(b.ix.en, w)
+	b.stems[w] = s
+	return s
+}
+
+func (b *builder) finish() {
+	for _, sw := range b.surfaces {
+		n := len([]rune(sw.word))
+		b.ix.vocab[n] = append(b.ix.vocab[n], *sw)
+	}
+	for _, ws := range b.ix.vocab {
+		sort.Slice(ws, func(i, j int) bool { return ws[i].word < ws[j].word })
+	}
+	sort.Slice(b.ix.appList, func(i, j int) bool {
+		return strings.ToLower(b.ix.appList[i]) < strings.ToLower(b.ix.appList[j])
+	})
+}
+
+// analyzeWord runs the English analyzer on a single word and returns its
+// one term, or "" when the analyzer drops it (stop word).
+func analyzeWord(a analysis.Analyzer, w string) string {
+	toks := a.Analyze([]byte(w))
+	if len(toks) == 0 {
+		return ""
+	}
+	return string(toks[0].Term)
+}
+
+// schemaText extracts parameter names and parameter descriptions (with
+// enum values, which often name the operations of a multi-purpose tool)
+// from a JSON Schema. Nested objects and array items are followed a few
+// levels deep. An invalid schema contributes nothing: search must not fail
+// because one tool's schema is odd.
+func schemaText(raw json.RawMessage) (names, descs string) {
+	if len(raw) == 0 {
+		return "", ""
+	}
+	var root any
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return "", ""
+	}
+	var nb, db strings.Builder
+	var walk func(node any, depth int)
+	walk = func(node any, depth int) {
+		obj, ok := node.(map[string]any)
+		if !ok || depth > 4 {
+			return
+		}
+		if props, ok := obj["properties"].(map[string]any); ok {
+			keys := make([]string, 0, len(props))
+			for k := range props {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				nb.WriteString(k)
+				nb.WriteByte(' ')
+				p, _ := props[k].(map[string]any)
+				if d, ok := p["description"].(string); ok {
+					db.WriteString(d)
+					db.WriteString(" \n")
+				}
+				if enum, ok := p["enum"].([]any); ok {
+					for _, e := range enum {
+						if s, ok := e.(string); ok {
+							db.WriteString(s)
+							db.WriteByte(' ')
+						}
+					}
+					db.WriteString("\n")
+				}
+				walk(p, depth+1)
+			}
+		}
+		if items, ok := obj["items"]; ok {
+			walk(items, depth+1)
+		}
+		for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+			if alts, ok := obj[k].([]any); ok {
+				for _, a := range alts {
+					walk(a, depth+1)
+				}
+			}
+		}
+	}
+	walk(root, 0)
+	return nb.String(), db.String()
+}
+
+// Len returns the number of indexed tools.
+func (ix *Index) Len() int { return len(ix.tools) }
+
+// Close releases the index. Searches after Close fail.
+func (ix *Index) Close() error {
+	if err := ix.bleve.Close(); err != nil {
+		return fmt.Errorf("search: close index: %w", err)
+	}
+	return nil
+}
+
+// idf is the BM25 inverse document frequency of a term over the catalog.
+func (ix *Index) idf(df uint32) float64 {
+	n := float64(len(ix.tools))
+	return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// termMask returns the fields of tool doc that contain term id.
+func (ix *Index) termMask(doc int, id uint32) uint8 {
+	packed := ix.docs[doc]
+	k := sort.Search(len(packed), func(i int) bool { return packed[i]>>8 >= id })
+	if k < len(packed) && packed[k]>>8 == id {
+		return uint8(packed[k])
+	}
+	return 0
+}

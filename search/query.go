@@ -1,0 +1,358 @@
+package search
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxQueryBytes and maxConcepts bound the work one query can cause; longer
+// requests are cut. An agent's need fits well within both.
+const (
+	maxQueryBytes = 2048
+	maxConcepts   = 32
+)
+
+// variant is one way a concept can appear in a tool: all its terms
+// (analysed, i.e. stemmed) must be present. A related form (own false)
+// counts less than the query's own words; scale lowers both for guessed
+// spellings.
+type variant struct {
+	terms []string
+	own   bool
+	scale float64
+}
+
+// concept is one unit of meaning in a query: a word or a recognised phrase,
+// with the variants that count as a match for it.
+type concept struct {
+	text     string // the query's own words, for messages
+	variants []variant
+	// value is true for words that are most likely values for the tool
+	// (names, identifiers) rather than words for the need; they count
+	// little (see tuning.valueWeight).
+	value bool
+}
+
+// phrase is a multi-word vocabulary entry recognised in queries.
+type phrase struct {
+	words    []string // lower-cased surface words
+	variants []variant
+}
+
+// lexicon is an Index's read-only expansion vocabulary: the built-in
+// related groups plus the caller's WithRelatedTerms, analysed with the
+// index's analyzers.
+type lexicon struct {
+	ix      *Index
+	expand  map[string][]variant // stem of a single word → related variants
+	phrases map[string][]phrase  // first word → phrases, longest first
+	stems   map[string]string    // surface word → stem for vocabulary words
+}
+
+// form is a vocabulary member after analysis. lossy is true when stop-word
+// removal dropped part of it ("look up" → "look"): such a member is still
+// recognised in queries, but never used as an expansion, because what is
+// left means something else.
+type form struct {
+	words []string
+	terms []string
+	lossy bool
+}
+
+func newLexicon(ix *Index, cfg config) *lexicon {
+	lx := &lexicon{ix: ix, expand: map[string][]variant{}, phrases: map[string][]phrase{}, stems: map[string]string{}}
+	for _, g := range relatedGroups {
+		forms := make([]form, len(g))
+		for i, m := range g {
+			forms[i] = lx.form(m)
+		}
+		for i := range forms {
+			var others []variant
+			for j, o := range forms {
+				if j != i && !o.lossy && len(o.terms) > 0 {
+					others = append(others, variant{terms: o.terms, scale: 1})
+				}
+			}
+			lx.relate(forms[i], others)
+		}
+	}
+	keys := make([]string, 0, len(cfg.related))
+	for k := range cfg.related {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		var others []variant
+		for _, v := range cfg.related[k] {
+			if o := lx.form(v); !o.lossy && len(o.terms) > 0 {
+				others = append(others, variant{terms: o.terms, scale: 1})
+			}
+		}
+		lx.relate(lx.form(k), others)
+	}
+	for k, ps := range lx.phrases {
+		slices.SortStableFunc(ps, func(a, b phrase) int { return len(b.words) - len(a.words) })
+		lx.phrases[k] = ps
+	}
+	return lx
+}
+
+// form analyses one vocabulary member.
+func (lx *lexicon) form(member string) form {
+	var f form
+	for _, tok := range lx.ix.surface.Analyze([]byte(expandCompounds(member, splitProse, false))) {
+		w := string(tok.Term)
+		f.words = append(f.words, w)
+		if s := lx.stem(w); s != "" {
+			f.terms = append(f.terms, s)
+		}
+	}
+	f.lossy = len(f.terms) < len(f.words)
+	return f
+}
+
+func (lx *lexicon) stem(w string) string {
+	if s, ok := lx.stems[w]; ok {
+		return s
+	}
+	s := analyzeWord(lx.ix.en, w)
+	lx.stems[w] = s
+	return s
+}
+
+// relate records that member f expands to others.
+func (lx *lexicon) relate(f form, others []variant) {
+	switch {
+	case len(f.words) == 0:
+		return
+	case len(f.words) == 1:
+		if len(f.terms) == 1 {
+			lx.expand[f.terms[0]] = mergeVariants(lx.expand[f.terms[0]], others, f.terms)
+		}
+	default:
+		first := f.words[0]
+		for i, p := range lx.phrases[first] {
+			if slices.Equal(p.words, f.words) {
+				lx.phrases[first][i].variants = mergeVariants(p.variants, others, f.terms)
+				return
+			}
+		}
+		var vs []variant
+		if len(f.terms) > 0 {
+			vs = append(vs, variant{terms: f.terms, own: true, scale: 1})
+		}
+		lx.phrases[first] = append(lx.phrases[first], phrase{words: f.words, variants: mergeVariants(vs, others, f.terms)})
+	}
+}
+
+// mergeVariants adds add to vs, skipping the member's own form (the query
+// carries it already) and duplicates.
+func mergeVariants(vs, add []variant, own []string) []variant {
+	for _, a := range add {
+		if !slices.Equal(a.terms, own) && !slices.ContainsFunc(vs, func(v variant) bool { return slices.Equal(v.terms, a.terms) }) {
+			vs = append(vs, a)
+		}
+	}
+	return vs
+}
+
+// parse turns query text into concepts: quoted literals are dropped (they
+// are data, not the need), phrases from the vocabulary are recognised,
+// filler and stop words and bare numbers are dropped, and every remaining
+// word becomes a concept with its own form and its related words.
+func (lx *lexicon) parse(text string) []concept {
+	if len(text) > maxQueryBytes {
+		text = text[:maxQueryBytes]
+	}
+	cs := lx.parseText(stripQuoted(text))
+	if len(cs) == 0 {
+		cs = lx.parseText(text)
+	}
+	return cs
+}
+
+func (lx *lexicon) parseText(text string) []concept {
+	words := lx.queryWords(text)
+	var cs []concept
+	seen := map[string]bool{}
+	add := func(c concept) {
+		key := c.text
+		if len(c.variants) > 0 {
+			key = strings.Join(c.variants[0].terms, " ")
+		}
+		if seen[key] || len(cs) >= maxConcepts {
+			return
+		}
+		seen[key] = true
+		cs = append(cs, c)
+	}
+	surface := make([]string, len(words))
+	for i, w := range words {
+		surface[i] = w.text
+	}
+	negated := false
+	for i := 0; i < len(words); {
+		if p, ok := lx.matchPhrase(surface, i); ok {
+			if len(p.variants) > 0 && !negated {
+				add(concept{text: strings.Join(p.words, " "), variants: p.variants})
+			}
+			negated = false
+			i += len(p.words)
+			continue
+		}
+		w := words[i]
+		i++
+		if negationWords[w.text] {
+			// "draft an email but do not send it": the word after a
+			// negation names what the agent does not want.
+			negated = true
+			continue
+		}
+		if queryFillerWords[w.text] || isNumber(w.text) {
+			continue
+		}
+		s := analyzeWord(lx.ix.en, w.text)
+		if s == "" {
+			continue
+		}
+		if negated {
+			negated = false
+			continue
+		}
+		c := lx.wordConcept(w.text, s, 1)
+		// A capitalised word the catalog does not know is a name ("ask
+		// Priya", "flights to Lisbon"): a value for the tool, not the need.
+		c.value = w.value || (w.capital && !lx.ix.knownConcept(c))
+		add(c)
+	}
+	return cs
+}
+
+// queryWord is one lower-cased word of a query. value marks a part of an
+// identifier that names no tool (a value such as test_project_root);
+// capital marks a capitalised word other than the first.
+type queryWord struct {
+	text           string
+	value, capital bool
+}
+
+// queryWords tokenises a query. Compound words (snake_case, camelCase,
+// dotted) are split into their parts; when the compound is not part of any
+// tool name, the parts are marked as values.
+func (lx *lexicon) queryWords(text string) []queryWord {
+	var out []queryWord
+	for k, tok := range lx.ix.surface.Analyze([]byte(text)) {
+		raw := text[tok.Start:tok.End]
+		parts := splitWord(raw, splitProse)
+		if slices.ContainsFunc(parts, func(p string) bool { return len([]rune(p)) < 2 }) {
+			parts = nil // iPhone, e.g: a word with a capital, not an identifier
+		}
+		if parts == nil {
+			first, _ := utf8.DecodeRuneInString(raw)
+			out = append(out, queryWord{text: string(tok.Term), capital: k > 0 && unicode.IsUpper(first)})
+			continue
+		}
+		value := !lx.ix.nameGrams[strings.ToLower(strings.Join(parts, ""))]
+		for _, p := range parts {
+			out = append(out, queryWord{text: strings.ToLower(p), value: value})
+		}
+	}
+	return out
+}
+
+// negationWords make the next content word of a query not count.
+var negationWords = map[string]bool{
+	"not": true, "don't": true, "dont": true, "never": true, "without": true,
+	"doesn't": true, "shouldn't": true, "won't": true, "except": true,
+}
+
+// wordConcept is the concept for one word whose stem is s; scale lowers
+// every weight (used for spelling corrections).
+func (lx *lexicon) wordConcept(w, s string, scale float64) concept {
+	vs := []variant{{terms: []string{s}, own: true, scale: scale}}
+	for _, v := range lx.expand[s] {
+		vs = append(vs, variant{terms: v.terms, scale: scale})
+	}
+	return concept{text: w, variants: vs}
+}
+
+func (lx *lexicon) matchPhrase(words []string, i int) (phrase, bool) {
+	for _, p := range lx.phrases[words[i]] {
+		if i+len(p.words) <= len(words) && slices.Equal(words[i:i+len(p.words)], p.words) {
+			return p, true
+		}
+	}
+	return phrase{}, false
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if !unicode.IsDigit(r) && r != '.' && r != ',' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// dropValues removes words that are values for a tool rather than words
+// for the need: paths and URLs (anything with a slash) and file names
+// (name.ext). Split into parts, "./test_project_root/src/main.py" would
+// otherwise add "test", "project", "root" and "main" to the query.
+func dropValues(s string) string {
+	fields := strings.Fields(s)
+	changed := false
+	for i, f := range fields {
+		w := strings.TrimRight(f, ".,;:!?)]}'\"")
+		if strings.ContainsAny(w, "/\\") || isFileName(w) {
+			fields[i] = ""
+			changed = true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(fields, " ")
+}
+
+// isFileName reports whether w looks like name.ext: a dot followed by a
+// short alphanumeric extension, and no other dots.
+func isFileName(w string) bool {
+	i := strings.LastIndexByte(w, '.')
+	if i <= 0 || i == len(w)-1 || len(w)-i-1 > 5 || strings.Count(w, ".") > 1 {
+		return false
+	}
+	for _, r := range w[i+1:] {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// stripQuoted removes text between double quotes, backticks, or single
+// quotes that open at the start of a word: in "create an issue titled
+// 'Login fails'" the title is a value for the tool, not part of the need.
+func stripQuoted(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		opens := r == '"' || r == '`' || r == '“' ||
+			(r == '\'' && (i == 0 || unicode.IsSpace(rs[i-1]) || rs[i-1] == '('))
+		if opens {
+			closer := r
+			if r == '“' {
+				closer = '”'
+			}
+			if j := slices.Index(rs[i+1:], closer); j >= 0 {
+				b.WriteByte(' ')
+				i += j + 1
+				continue
+			}
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

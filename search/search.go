@@ -1,0 +1,584 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/codecall-go/codecall/catalog"
+)
+
+// Ranking constants; see the package documentation.
+const (
+	// fuzzyWeight scales the weight of a spelling correction: a guessed
+	// word is weaker evidence than a word the agent wrote.
+	fuzzyWeight = 0.85
+	// minCandidates is how many BM25 hits are re-ranked at least.
+	minCandidates = 50
+	// maxListedApps bounds the app list in an unknown_app warning.
+	maxListedApps = 10
+)
+
+// Search runs q against the index. It returns an error only when the index
+// fails (closed, context cancelled); a query that finds nothing returns a
+// Result with a warning.
+func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
+	topK := q.TopK
+	if topK <= 0 {
+		topK = DefaultTopK
+	}
+	var res Result
+	f := ix.newFilter(q, &res)
+	if f.none {
+		res.Warnings = append(res.Warnings, Warning{Type: WarnNoResults,
+			Message: "No tool matches the filter, so nothing was searched."})
+		return res, nil
+	}
+	res.TotalAvailable = f.count(ix)
+
+	text := strings.TrimSpace(q.Text)
+	exact := ix.exactHits(text, f)
+	concepts := ix.lexicon.parse(text)
+	if len(concepts) == 0 && len(exact) == 0 {
+		for i, t := range ix.tools {
+			if len(res.Hits) == topK {
+				break
+			}
+			if f.pass(t) {
+				res.Hits = append(res.Hits, Hit{Tool: ix.tools[i]})
+			}
+		}
+		res.Warnings = append(res.Warnings, Warning{Type: WarnEmptyQuery,
+			Message: "The query has no searchable words; describe the task (e.g. \"create an issue\"). Listing tools in catalog order."})
+		return res, nil
+	}
+
+	hits, err := ix.rank(ctx, concepts, f, topK+len(exact))
+	if err != nil {
+		return Result{}, err
+	}
+	if len(hits) == 0 && len(exact) == 0 && len(concepts) > 0 {
+		if fixed, fixes := ix.correct(concepts); len(fixes) > 0 {
+			hits, err = ix.rank(ctx, fixed, f, topK)
+			if err != nil {
+				return Result{}, err
+			}
+			if len(hits) > 0 {
+				res.Warnings = append(res.Warnings, Warning{Type: WarnFuzzyMatch,
+					Message: "No tool matched the words as written; showing results for " + strings.Join(fixes, ", ") + "."})
+			}
+		}
+	}
+
+	res.Hits = make([]Hit, 0, min(topK, len(exact)+len(hits)))
+	taken := map[int]bool{}
+	for _, d := range exact {
+		if len(res.Hits) < topK && !taken[d] {
+			taken[d] = true
+			res.Hits = append(res.Hits, Hit{Tool: ix.tools[d], Score: 1})
+		}
+	}
+	for _, h := range hits {
+		if len(res.Hits) == topK {
+			break
+		}
+		if !taken[h.doc] {
+			taken[h.doc] = true
+			res.Hits = append(res.Hits, Hit{Tool: ix.tools[h.doc], Score: h.score})
+		}
+	}
+
+	switch {
+	case len(res.Hits) == 0:
+		res.Warnings = append(res.Warnings, Warning{Type: WarnNoResults,
+			Message: fmt.Sprintf("No tool matched %q among %d available; try other words for the task or a wider filter.", clip(text, 80), res.TotalAvailable)})
+	case res.Hits[0].Score < ix.cfg.lowRelevance:
+		res.Warnings = append(res.Warnings, Warning{Type: WarnLowRelevance,
+			Message: fmt.Sprintf("The best match scores %.2f (below %.2f): no tool may do this; check the results before using them, or rephrase.", res.Hits[0].Score, ix.cfg.lowRelevance)})
+	}
+	return res, nil
+}
+
+// exactHits returns the tools whose full name, or name without the app
+// prefix, equals text (case-insensitive); full-name matches first.
+func (ix *Index) exactHits(text string, f *filter) []int {
+	key := strings.ToLower(strings.Trim(text, "`'\" "))
+	ms := ix.exact[key]
+	if len(ms) == 0 {
+		return nil
+	}
+	var full, short []int
+	for _, m := range ms {
+		if !f.pass(ix.tools[m.doc]) {
+			continue
+		}
+		if m.full {
+			full = append(full, m.doc)
+		} else {
+			short = append(short, m.doc)
+		}
+	}
+	return append(full, short...)
+}
+
+type scored struct {
+	doc   int
+	score float64
+}
+
+// resolved is a concept prepared for coverage: term ids instead of terms,
+// and its weight in the catalog.
+type resolved struct {
+	weight   float64
+	variants []resolvedVariant
+}
+
+type resolvedVariant struct {
+	ids    []uint32
+	weight float64
+}
+
+// resolve looks up every variant's terms and weighs each concept by the
+// inverse document frequency of its own form (or, when no tool has that,
+// of its best-known related form). A concept nothing in the catalog
+// mentions gets the mean weight of the known ones.
+func (ix *Index) resolve(cs []concept) []resolved {
+	out := make([]resolved, len(cs))
+	var sum float64
+	var known int
+	for i, c := range cs {
+		own, related := -1.0, -1.0
+		for _, v := range c.variants {
+			ids := make([]uint32, 0, len(v.terms))
+			vw := 0.0
+			for _, t := range v.terms {
+				id, ok := ix.terms[t]
+				if !ok {
+					ids = nil
+					break
+				}
+				ids = append(ids, id)
+				vw = max(vw, ix.idf(ix.df[id]))
+			}
+			if ids == nil {
+				continue
+			}
+			out[i].variants = append(out[i].variants, resolvedVariant{ids: ids, weight: ix.cfg.coverWeight(v)})
+			if v.own {
+				own = vw
+			} else {
+				related = max(related, vw)
+			}
+		}
+		w := own
+		if w < 0 {
+			w = related
+		}
+		if c.value && w > 0 {
+			w *= ix.cfg.valueWeight
+		}
+		out[i].weight = w
+		if w > 0 {
+			sum += w
+			known++
+		}
+	}
+	mean := 1.0
+	if known > 0 {
+		mean = sum / float64(known)
+	}
+	for i := range out {
+		if out[i].weight <= 0 {
+			out[i].weight = mean * ix.cfg.unknownWeight
+			if cs[i].value {
+				out[i].weight = mean * ix.cfg.valueWeight
+			}
+		}
+	}
+	return out
+}
+
+// coverage is the weighted share of the query's concepts that tool doc
+// matches (see the package documentation).
+func (ix *Index) coverage(doc int, rs []resolved) float64 {
+	var got, total float64
+	for _, r := range rs {
+		total += r.weight
+		best := 0.0
+		for _, v := range r.variants {
+			if v.weight <= best {
+				continue
+			}
+			m := 1.0
+			for _, id := range v.ids {
+				m = min(m, ix.cfg.fieldWeight(ix.termMask(doc, id)))
+				if m == 0 {
+					break
+				}
+			}
+			best = max(best, m*v.weight)
+		}
+		got += r.weight * best
+	}
+	if total == 0 {
+		return 0
+	}
+	return got / total
+}
+
+// fieldWeight is the coverage weight of the strongest field in mask.
+func (t *tuning) fieldWeight(mask uint8) float64 {
+	w := 0.0
+	for f := 0; f < numFields; f++ {
+		if mask&(1<<f) != 0 {
+			w = max(w, t.cover[f])
+		}
+	}
+	return w
+}
+
+// coverWeight is how much a match on v counts toward its concept.
+func (t *tuning) coverWeight(v variant) float64 {
+	if v.own {
+		return v.scale
+	}
+	return v.scale * t.expandCover
+}
+
+// boostWeight is the BM25 boost factor of v's terms.
+func (t *tuning) boostWeight(v variant) float64 {
+	if v.own {
+		return v.scale
+	}
+	return v.scale * t.expandBoost
+}
+
+// rank runs the BM25 query for the concepts and re-ranks the candidates by
+// coverage.
+func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([]scored, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	weights := map[string]float64{}
+	for _, c := range cs {
+		scale := 1.0
+		if c.value {
+			scale = ix.cfg.valueWeight
+		}
+		for _, v := range c.variants {
+			for _, t := range v.terms {
+				if _, ok := ix.terms[t]; ok {
+					weights[t] = max(weights[t], scale*ix.cfg.boostWeight(v))
+				}
+			}
+		}
+	}
+	if len(weights) == 0 {
+		return nil, nil
+	}
+	terms := make([]string, 0, len(weights))
+	for t := range weights {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms) // a fixed clause order keeps float sums, and ties, stable
+	clauses := make([]query.Query, 0, len(terms)*numFields)
+	for _, t := range terms {
+		w := weights[t]
+		for f, spec := range fieldSpecs {
+			if w < fuzzyWeight && !spec.expand {
+				continue
+			}
+			tq := bleve.NewTermQuery(t)
+			tq.SetField(spec.name)
+			tq.SetBoost(w * ix.cfg.boost[f])
+			clauses = append(clauses, tq)
+		}
+	}
+	var q query.Query = bleve.NewDisjunctionQuery(clauses...)
+	if f.query != nil {
+		q = &query.BooleanQuery{Should: q, Filter: f.query}
+	}
+	req := bleve.NewSearchRequestOptions(q, max(minCandidates, 4*topK), 0, false)
+	sr, err := ix.bleve.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	if len(sr.Hits) == 0 {
+		return nil, nil
+	}
+	rs := ix.resolve(cs)
+	best := sr.Hits[0].Score
+	out := make([]scored, 0, len(sr.Hits))
+	for _, h := range sr.Hits {
+		doc, err := strconv.Atoi(h.ID)
+		if err != nil || doc < 0 || doc >= len(ix.tools) {
+			return nil, fmt.Errorf("search: unexpected document id %q", h.ID)
+		}
+		rel := 0.0
+		if best > 0 {
+			rel = h.Score / best
+		}
+		s := ix.coverage(doc, rs) * ((1 - ix.cfg.bm25Share) + ix.cfg.bm25Share*rel)
+		if s > 0 {
+			out = append(out, scored{doc: doc, score: s})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	return out, nil
+}
+
+// correct replaces each concept that no tool mentions with the closest
+// catalog word (edit distance 1 for words of 4–6 letters, 2 for longer).
+// It returns the corrected concepts and a description of each fix.
+func (ix *Index) correct(cs []concept) ([]concept, []string) {
+	var fixes []string
+	out := make([]concept, 0, len(cs))
+	for _, c := range cs {
+		if ix.knownConcept(c) || strings.Contains(c.text, " ") {
+			out = append(out, c)
+			continue
+		}
+		sw, ok := ix.nearest(c.text)
+		if !ok {
+			out = append(out, c)
+			continue
+		}
+		fixes = append(fixes, fmt.Sprintf("%q → %q", c.text, sw.word))
+		out = append(out, ix.lexicon.wordConcept(sw.word, sw.stem, fuzzyWeight))
+	}
+	return out, fixes
+}
+
+func (ix *Index) knownConcept(c concept) bool {
+	for _, v := range c.variants {
+		all := len(v.terms) > 0
+		for _, t := range v.terms {
+			if _, ok := ix.terms[t]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// nearest finds the catalog word closest to w in spelling.
+func (ix *Index) nearest(w string) (surfaceWord, bool) {
+	n := len([]rune(w))
+	maxd := 0
+	switch {
+	case n >= 7:
+		maxd = 2
+	case n >= 4:
+		maxd = 1
+	default:
+		return surfaceWord{}, false
+	}
+	var best surfaceWord
+	bestd := maxd + 1
+	for l := n - maxd; l <= n+maxd; l++ {
+		for _, sw := range ix.vocab[l] {
+			d := editDistance(w, sw.word, maxd)
+			if d < bestd || (d == bestd && betterCorrection(sw, best)) {
+				best, bestd = sw, d
+			}
+		}
+	}
+	return best, bestd <= maxd
+}
+
+// betterCorrection breaks ties between corrections at the same distance:
+// a word from names and titles first, then the more frequent word.
+func betterCorrection(a, b surfaceWord) bool {
+	if a.strong != b.strong {
+		return a.strong
+	}
+	return a.df > b.df
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// filter is a Query's restrictions, prepared once per search.
+type filter struct {
+	apps, tags, sources map[string]bool
+	query               query.Query // nil when nothing is restricted
+	none                bool        // the filter can match no tool
+}
+
+func (ix *Index) newFilter(q Query, res *Result) *filter {
+	f := &filter{}
+	var parts []query.Query
+	if len(q.AppIDs) > 0 {
+		f.apps = map[string]bool{}
+		var unknown []string
+		for _, a := range q.AppIDs {
+			la := strings.ToLower(strings.TrimSpace(a))
+			if _, ok := ix.apps[la]; ok {
+				f.apps[la] = true
+			} else {
+				unknown = append(unknown, a)
+			}
+		}
+		if len(unknown) > 0 {
+			res.Warnings = append(res.Warnings, Warning{Type: WarnUnknownApp, Message: ix.unknownAppsMessage(unknown)})
+		}
+		if len(f.apps) == 0 {
+			f.none = true
+			return f
+		}
+		parts = append(parts, anyTerm(kwApp, f.apps))
+	}
+	if len(q.Tags) > 0 {
+		f.tags = map[string]bool{}
+		var unknown []string
+		for _, t := range q.Tags {
+			lt := strings.ToLower(strings.TrimSpace(t))
+			if ix.tags[lt] {
+				f.tags[lt] = true
+			} else {
+				unknown = append(unknown, strconv.Quote(t))
+			}
+		}
+		if len(unknown) > 0 {
+			res.Warnings = append(res.Warnings, Warning{Type: WarnUnknownTag,
+				Message: "No tool has the tag " + strings.Join(unknown, ", ") + "."})
+		}
+		if len(f.tags) == 0 {
+			f.none = true
+			return f
+		}
+		parts = append(parts, anyTerm(kwTag, f.tags))
+	}
+	if len(q.Sources) > 0 {
+		f.sources = map[string]bool{}
+		var unknown []string
+		for _, s := range q.Sources {
+			ls := strings.ToLower(strings.TrimSpace(string(s)))
+			if slices.Contains(catalog.Sources, catalog.Source(ls)) {
+				f.sources[ls] = true
+			} else {
+				unknown = append(unknown, strconv.Quote(string(s)))
+			}
+		}
+		if len(unknown) > 0 {
+			res.Warnings = append(res.Warnings, Warning{Type: WarnUnknownSource,
+				Message: fmt.Sprintf("Unknown source %s; valid sources are %q.", strings.Join(unknown, ", "), catalog.Sources)})
+		}
+		if len(f.sources) == 0 {
+			f.none = true
+			return f
+		}
+		parts = append(parts, anyTerm(kwSource, f.sources))
+	}
+	switch len(parts) {
+	case 0:
+	case 1:
+		f.query = parts[0]
+	default:
+		f.query = bleve.NewConjunctionQuery(parts...)
+	}
+	return f
+}
+
+func anyTerm(field string, values map[string]bool) query.Query {
+	keys := make([]string, 0, len(values))
+	for v := range values {
+		keys = append(keys, v)
+	}
+	slices.Sort(keys)
+	qs := make([]query.Query, len(keys))
+	for i, v := range keys {
+		tq := bleve.NewTermQuery(v)
+		tq.SetField(field)
+		qs[i] = tq
+	}
+	if len(qs) == 1 {
+		return qs[0]
+	}
+	return bleve.NewDisjunctionQuery(qs...)
+}
+
+// pass reports whether t satisfies the filter.
+func (f *filter) pass(t *catalog.Tool) bool {
+	if f.none {
+		return false
+	}
+	if f.apps != nil && !f.apps[strings.ToLower(t.AppID)] {
+		return false
+	}
+	if f.sources != nil && !f.sources[strings.ToLower(string(t.Source))] {
+		return false
+	}
+	if f.tags != nil && !slices.ContainsFunc(t.Tags, func(tag string) bool { return f.tags[strings.ToLower(tag)] }) {
+		return false
+	}
+	return true
+}
+
+// count returns the number of tools that pass the filter.
+func (f *filter) count(ix *Index) int {
+	if f.query == nil {
+		return len(ix.tools)
+	}
+	n := 0
+	for _, t := range ix.tools {
+		if f.pass(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// unknownAppsMessage names the unknown app ids, suggests a close spelling,
+// and lists a few known apps (closest first) without flooding the context.
+func (ix *Index) unknownAppsMessage(unknown []string) string {
+	var b strings.Builder
+	for i, u := range unknown {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "Unknown appId %q", u)
+		if s := ix.closestApp(u); s != "" {
+			fmt.Fprintf(&b, " (did you mean %q?)", s)
+		}
+	}
+	b.WriteString(". Known apps: ")
+	apps := ix.appList
+	if len(apps) > maxListedApps {
+		fmt.Fprintf(&b, "%s, … (%d in all).", strings.Join(apps[:maxListedApps], ", "), len(apps))
+	} else {
+		b.WriteString(strings.Join(apps, ", "))
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+func (ix *Index) closestApp(u string) string {
+	lu := strings.ToLower(u)
+	best, bestd := "", 3
+	for _, a := range ix.appList {
+		la := strings.ToLower(a)
+		d := editDistance(lu, la, 2)
+		if strings.HasPrefix(la, lu) || strings.HasPrefix(lu, la) {
+			d = min(d, 1)
+		}
+		if d < bestd {
+			best, bestd = a, d
+		}
+	}
+	return best
+}
