@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name, config string
+		code         int
+		want         []string
+	}{
+		{"valid", "mode: codecall_opt_in\npreset: balanced\n", 0, []string{"ok", "codecall_opt_in", "balanced"}},
+		{"malformed yaml", "mode: [codecall_only\npreset: secure\n", 1, []string{"invalid YAML", "codecall.yaml:1"}},
+		{"unknown preset", "preset: paranoid\n", 1, []string{"preset", "locked_down", "experimental"}},
+		{"unknown key", "mode: codecall_only\nsearhc: {topK: 3}\n", 1, []string{"searhc"}},
+		{"unknown vm key", "vm: {timeot: 2s}\n", 1, []string{"vm.timeot"}},
+		{"bad glob", "exclude: [\"[abc\"]\n", 1, []string{"exclude"}},
+		{"every problem", "mode: all\npreset: paranoid\n", 1, []string{"mode", "preset"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, _ := runCLI(t, "check", "--config", writeFile(t, "codecall.yaml", tt.config))
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d; output:\n%s", code, tt.code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output does not mention %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+	if code, _, _ := runCLI(t, "check", "--config", "../../examples/codecall.yaml"); code != 0 {
+		t.Error("the sample config examples/codecall.yaml does not pass check")
+	}
+}
+
+func TestCheckCatalog(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--catalog", writeFile(t, "tools.json", `[{"name":"a"},{"name":"a"}]`))
+	if code != 1 || !strings.Contains(out, "duplicate") {
+		t.Errorf("duplicate names: code %d, output %s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", "--catalog", writeFile(t, "tools.json", `[{"name":"a","description":"A."}]`))
+	if code != 0 || !strings.Contains(out, "1 tools") {
+		t.Errorf("valid catalog: code %d, output %s", code, out)
+	}
+}
+
+func TestSearchDemo(t *testing.T) {
+	code, out, errOut := runCLI(t, "search", "--json", "--top", "3", "give a customer their money back")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Tools []struct{ Name string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+	}
+	if len(res.Tools) == 0 || res.Tools[0].Name != "billing.refund_payment" {
+		t.Errorf("top result = %+v, want billing.refund_payment", res.Tools)
+	}
+	code, out, _ = runCLI(t, "search", "--app", "support", "close a ticket")
+	if code != 0 || !strings.Contains(out, "support.close_ticket") || strings.Contains(out, "billing.") {
+		t.Errorf("--app support: code %d\n%s", code, out)
+	}
+}
+
+func TestSearchCatalog(t *testing.T) {
+	cat := writeFile(t, "tools.json", `[
+		{"app":"git","name":"open_pr","description":"Open a pull request from a branch."},
+		{"app":"git","name":"list_commits","description":"List the commits of a branch."},
+		{"app":"chat","name":"post","description":"Post a message to a channel."}]`)
+	code, out, errOut := runCLI(t, "search", "--catalog", cat, "create a merge request")
+	if code != 0 || !strings.Contains(out, "git.open_pr") {
+		t.Errorf("code %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "Usage"},
+		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"search"}, 1, "needs a query"},
+		{[]string{"search", "--top", "0", "x"}, 0, ""}, // 0 means the config's default
+		{[]string{"search", "--top", "-1", "x"}, 1, "topK"},
+		{[]string{"search", "--top", "100000", "x"}, 1, "topK"},
+		{[]string{"check"}, 1, "needs --config"},
+		{[]string{"serve", "--nope"}, 2, "flag provided but not defined"},
+		{[]string{"serve", "extra"}, 1, "no arguments"},
+		{[]string{"serve", "--catalog", "/nonexistent.json"}, 1, "nonexistent.json"},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runCLI(t, tt.args...)
+		if code != tt.code || !strings.Contains(out+errOut, tt.want) {
+			t.Errorf("%v: code %d (want %d), output %q %q, want it to mention %q", tt.args, code, tt.code, out, errOut, tt.want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCLI(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "codecall ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeStdio(t *testing.T) {
+	inR, inW := io.Pipe()
+	var out, errb syncBuffer
+	done := make(chan int)
+	go func() { done <- run(context.Background(), []string{"serve"}, inR, &out, &errb) }()
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`not json at all`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	} {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Keep stdin open until the answer is written: closing it ends the
+	// session and cancels requests still in flight.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), `"id":2`) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	inW.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited %d: %s", code, errb.String())
+	}
+	got := out.String()
+	for _, want := range []string{`"id":1`, `"code":-32700`, `"codecall.search"`, `"health"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stdout lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"crm.find_contacts"`) {
+		t.Error("codecall_only lists a hidden tool")
+	}
+}
