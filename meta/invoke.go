@@ -32,7 +32,8 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		return toolError(in.Tool, &policy.Error{Code: policy.CodeSelfReference, Tool: in.Tool,
 			Message: "codecall.invoke cannot call a CodeCall meta-tool; call the tool itself"}), nil
 	}
-	if _, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: in.Tool, Via: policy.ViaInvoke}); err != nil {
+	tool, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: in.Tool, Via: policy.ViaInvoke})
+	if err != nil {
 		return toolError(in.Tool, err), nil
 	}
 	res, err := h.env.Call(ctx, st, in.Tool, in.Input, policy.ViaInvoke)
@@ -40,7 +41,13 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		return toolError(in.Tool, err), nil
 	}
 	if res.IsError {
-		return toolError(in.Tool, ResultError(in.Tool, res)), nil
+		rerr := ResultError(in.Tool, res)
+		if rerr.Code == policy.CodeValidation {
+			if why := explainValidation(tool.InputSchema, in.Input); why != "" {
+				rerr.Message = "input does not match the tool's input schema: " + why
+			}
+		}
+		return toolError(in.Tool, rerr), nil
 	}
 	return res, nil
 }

@@ -527,3 +527,19 @@ func TestConfigReload(t *testing.T) {
 		t.Errorf("codecall_opt_in with no opted-in tool: search found %d tools", n)
 	}
 }
+
+func TestInvokeExplainsValidationFailures(t *testing.T) {
+	srv := newShop(t)
+	wrap(t, srv, middleware.WithConfig(config(nil)))
+	s := connect(t, srv)
+	out, isErr, _ := s.call("codecall.invoke", map[string]any{"tool": "crm.find_contacts", "input": map[string]any{"query": 3}})
+	e := out["error"].(map[string]any)
+	msg := e["message"].(string)
+	if !isErr || e["code"] != "VALIDATION" || !strings.Contains(msg, "/query") || !strings.Contains(msg, "string") || strings.Contains(msg, "&{") {
+		t.Errorf("validation message %q should name the field and the expected type in plain words", msg)
+	}
+	out, _, _ = s.call("codecall.invoke", map[string]any{"tool": "crm.find_contacts", "input": map[string]any{}})
+	if msg := out["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "missing property") || !strings.Contains(msg, "query") {
+		t.Errorf("missing property message %q", msg)
+	}
+}
