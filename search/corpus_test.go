@@ -23,14 +23,14 @@ func corpusDir(tb testing.TB) string {
 }
 
 // logFailures lists the queries whose expected tools are not in the top 5,
-// when CODECALL_EVAL_VERBOSE is set.
+// when CODECALLTEST_EVAL_VERBOSE is set.
 func logFailures(t *testing.T, label string, rep eval.Report) {
 	t.Helper()
-	if os.Getenv("CODECALL_EVAL_VERBOSE") == "" {
+	if os.Getenv("CODECALLTEST_EVAL_VERBOSE") == "" {
 		return
 	}
 	for _, o := range rep.Outcomes {
-		if o.Metrics.RecallAt5 < 1 {
+		if o.Metrics.RecallAt5 < 1 || (os.Getenv("CODECALLTEST_EVAL_VERBOSE") == "2" && o.FirstRank != 1) {
 			got := o.Got
 			if len(got) > 5 {
 				got = got[:5]

@@ -1,5 +1,10 @@
 package search
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Tuning exposes the ranking constants to the package's external tests,
 // which explore them against the evaluation sets.
 type Tuning = tuning
@@ -16,4 +21,23 @@ func (t *tuning) SetExpand(boost, cover float64) { t.expandBoost, t.expandCover 
 func (t *tuning) SetUnknownWeight(v float64)     { t.unknownWeight = v }
 func (t *tuning) SetField(f int, boost, cover float64) {
 	t.boost[f], t.cover[f] = boost, cover
+}
+
+// Explain describes how ix parses text: each concept with its weight and
+// variants, for debugging ranking.
+func Explain(ix *Index, text string) string {
+	cs := ix.lexicon.parse(text)
+	rs := ix.resolve(cs)
+	var b strings.Builder
+	for i, c := range cs {
+		fmt.Fprintf(&b, "%q value=%v w=%.2f:", c.text, c.value, rs[i].weight)
+		for _, v := range c.variants {
+			fmt.Fprintf(&b, " %v", v.terms)
+			if v.own {
+				b.WriteString("*")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

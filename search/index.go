@@ -175,7 +175,7 @@ type fieldSpec struct {
 
 var fieldSpecs = [numFields]fieldSpec{
 	fName:      {"name", 3.0, 1.0, splitIdent, true},
-	fApp:       {"app", 2.5, 1.0, splitIdent, false},
+	fApp:       {"app", 2.5, 1.0, splitIdent, true},
 	fTitle:     {"title", 2.0, 0.9, splitProse, true},
 	fTags:      {"tags", 1.5, 0.8, splitIdent, true},
 	fDesc:      {"desc", 1.0, 0.6, splitProse, true},
@@ -250,13 +250,13 @@ func New(tools []*catalog.Tool, opts ...Option) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{
-		cfg:   cfg,
+		cfg:       cfg,
 		exact:     map[string][]exactMatch{},
 		nameGrams: map[string]bool{},
-		apps:  map[string]string{},
-		tags:  map[string]bool{},
-		terms: map[string]uint32{},
-		vocab: map[int][]surfaceWord{},
+		apps:      map[string]string{},
+		tags:      map[string]bool{},
+		terms:     map[string]uint32{},
+		vocab:     map[int][]surfaceWord{},
 	}
 	if ix.en = im.AnalyzerNamed(en.AnalyzerName); ix.en == nil {
 		return nil, errors.New("search: English analyzer not registered")
@@ -353,9 +353,10 @@ func (b *builder) add(i int, t *catalog.Tool) map[string]any {
 	text[fName] = t.Name
 	text[fApp] = t.AppID
 	text[fTitle] = t.Title
-	if t.Title == "" {
+	if text[fTitle] == "" {
 		text[fTitle] = t.Annotations.Title
 	}
+
 	text[fTags] = strings.Join(t.Tags, " ")
 	text[fDesc] = t.Description
 	text[fParams], text[fParamDesc] = schemaText(t.InputSchema)
@@ -551,6 +552,12 @@ func (ix *Index) Close() error {
 func (ix *Index) idf(df uint32) float64 {
 	n := float64(len(ix.tools))
 	return math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// hasTerm reports whether any tool contains the analysed term t.
+func (ix *Index) hasTerm(t string) bool {
+	_, ok := ix.terms[t]
+	return ok
 }
 
 // termMask returns the fields of tool doc that contain term id.

@@ -132,6 +132,14 @@ func (lx *lexicon) relate(f form, others []variant) {
 			lx.expand[f.terms[0]] = mergeVariants(lx.expand[f.terms[0]], others, f.terms)
 		}
 	default:
+		if f.lossy {
+			// What is left of "on call" or "who am i" after stop words
+			// means little; the phrase's alternatives carry its meaning, as
+			// fully as the agent's own words would.
+			for i := range others {
+				others[i].own = true
+			}
+		}
 		first := f.words[0]
 		for i, p := range lx.phrases[first] {
 			if slices.Equal(p.words, f.words) {
@@ -140,7 +148,7 @@ func (lx *lexicon) relate(f form, others []variant) {
 			}
 		}
 		var vs []variant
-		if len(f.terms) > 0 {
+		if len(f.terms) > 0 && !f.lossy {
 			vs = append(vs, variant{terms: f.terms, own: true, scale: 1})
 		}
 		lx.phrases[first] = append(lx.phrases[first], phrase{words: f.words, variants: mergeVariants(vs, others, f.terms)})
@@ -194,6 +202,10 @@ func (lx *lexicon) parseText(text string) []concept {
 	}
 	negated := false
 	for i := 0; i < len(words); {
+		if n := fillerPhrase(surface, i); n > 0 {
+			i += n
+			continue
+		}
 		if p, ok := lx.matchPhrase(surface, i); ok {
 			if len(p.variants) > 0 && !negated {
 				add(concept{text: strings.Join(p.words, " "), variants: p.variants})
@@ -219,6 +231,10 @@ func (lx *lexicon) parseText(text string) []concept {
 		}
 		if negated {
 			negated = false
+			// "not staged" means "unstaged" when the catalog says so.
+			if un := analyzeWord(lx.ix.en, "un"+w.text); un != "" && lx.ix.hasTerm(un) {
+				add(lx.wordConcept("un"+w.text, un, 1))
+			}
 			continue
 		}
 		c := lx.wordConcept(w.text, s, 1)
@@ -260,6 +276,17 @@ func (lx *lexicon) queryWords(text string) []queryWord {
 		}
 	}
 	return out
+}
+
+// fillerPhrase returns the length of the filler phrase that starts at
+// words[i], or 0.
+func fillerPhrase(words []string, i int) int {
+	for _, p := range queryFillerPhrases {
+		if i+len(p) <= len(words) && slices.Equal(words[i:i+len(p)], p) {
+			return len(p)
+		}
+	}
+	return 0
 }
 
 // negationWords make the next content word of a query not count.

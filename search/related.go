@@ -18,7 +18,7 @@ var relatedGroups = [][]string{
 	{"delete", "remove", "drop", "destroy", "erase", "purge", "discard", "trash", "wipe", "unlink", "rm", "del", "get rid of"},
 	{"list", "find", "search", "query", "lookup", "look up", "browse", "enumerate", "get all", "show all", "all"},
 	{"search", "find", "lookup", "look up", "locate", "discover", "filter", "grep", "match"},
-	{"update", "edit", "modify", "change", "patch", "set", "alter", "adjust", "amend", "rename", "rewrite", "upsert", "write"},
+	{"update", "edit", "modify", "change", "patch", "set", "alter", "adjust", "amend", "rename", "rewrite", "overwrite", "replace", "upsert", "write"},
 	{"read", "get", "fetch", "show", "view", "open", "retrieve", "load", "display", "inspect", "see", "look at", "details", "describe", "info", "check"},
 	{"run", "execute", "invoke", "trigger", "start", "launch", "call", "kick off", "dispatch", "fire", "rerun"},
 	{"stop", "cancel", "abort", "kill", "terminate", "halt", "end", "interrupt"},
@@ -30,7 +30,7 @@ var relatedGroups = [][]string{
 	{"copy", "duplicate", "clone", "fork", "replicate"},
 	{"move", "relocate", "transfer", "migrate", "reorder", "reparent", "rename"},
 	{"upload", "attach", "import", "push"},
-	{"download", "export", "save", "pull", "dump"},
+	{"download", "export", "save", "pull", "dump", "fetch"},
 	{"merge", "combine", "integrate", "land", "squash"},
 	{"assign", "assignee", "reassign", "allocate", "delegate", "hand off", "owner"},
 	{"approve", "approval", "accept", "sign off", "lgtm", "review"},
@@ -45,13 +45,15 @@ var relatedGroups = [][]string{
 	{"validate", "verify", "check", "lint", "test", "assert"},
 	{"wait", "sleep", "until", "poll"},
 	{"convert", "translate", "transform", "format"},
-	{"generate", "produce", "render", "draw", "paint", "synthesize"},
+	{"generate", "produce", "render", "draw", "paint", "synthesize", "make", "create"},
 	{"schedule", "book", "plan", "arrange", "reserve"},
 	{"subscribe", "follow", "watch", "watcher", "notify me"},
 	{"unsubscribe", "unfollow", "unwatch"},
 	{"star", "favorite", "favourite", "bookmark", "pin"},
 	{"login", "log in", "sign in", "authenticate", "auth"},
 	{"count", "usage", "quota", "limit", "consumption"},
+	{"multiple", "many", "several", "batch", "bulk", "at once", "at the same time", "simultaneously", "in parallel", "concurrently"},
+	{"metadata", "info", "information", "attributes", "properties", "stat"},
 
 	// Work tracking.
 	{"issue", "ticket", "bug", "task", "story", "work item", "workitem", "defect", "card", "todo", "to do"},
@@ -120,7 +122,7 @@ var relatedGroups = [][]string{
 	// Browsers and the web.
 	{"navigate", "go to", "visit", "browse", "open url", "load page", "goto"},
 	{"website", "site", "web page", "webpage", "url", "page", "link", "address"},
-	{"screenshot", "screen capture", "capture", "snapshot", "screengrab", "picture of"},
+	{"screenshot", "screen capture", "capture", "snapshot", "screengrab"},
 	{"click", "press", "tap", "select"},
 	{"type", "fill", "enter", "input", "write", "fill in", "fill out"},
 	{"form", "field", "input", "box", "textbox", "text box", "search box", "text field", "textarea"},
@@ -159,10 +161,10 @@ var relatedGroups = [][]string{
 	// Observability and operations.
 	{"error", "exception", "crash", "failure", "fault", "problem", "broken", "failing"},
 	{"stacktrace", "stack trace", "traceback", "backtrace"},
-	{"monitor", "monitoring", "uptime", "health check", "healthcheck", "ping", "probe"},
+	{"monitor", "monitoring", "uptime", "health check", "healthcheck", "ping", "probe", "goes down", "go down", "went down", "is down", "is up"},
 	{"alert", "alarm", "alerting", "rule", "threshold"},
 	{"incident", "outage", "downtime", "sev", "emergency", "postmortem"},
-	{"oncall", "on call", "on-call", "pager", "pager duty", "pagerduty", "paging", "rota", "rotation", "shift", "responsible"},
+	{"oncall", "on call", "on-call", "pager", "pager duty", "pagerduty", "rota", "rotation", "shift", "responsible"},
 	{"metric", "metrics", "measurement", "stat", "statistics", "timeseries", "time series", "gauge", "counter", "latency", "throughput", "percentile", "p99", "p95", "cpu", "error rate"},
 	{"dashboard", "panel", "chart", "graph", "visualization", "visualisation"},
 	{"latency", "slow", "performance", "duration", "response time", "speed"},
@@ -188,7 +190,7 @@ var relatedGroups = [][]string{
 	{"location", "address", "place", "places", "spot", "venue"},
 	{"geocode", "coordinates", "latitude", "longitude", "lat", "lng", "gps"},
 	{"directions", "route", "navigation", "how to get", "itinerary"},
-	{"distance", "how far", "travel time", "eta"},
+	{"distance", "how far", "how long", "travel time", "eta", "drive", "driving", "travel", "commute", "trip"},
 	{"elevation", "altitude", "height"},
 	{"nearby", "near", "around", "local", "close to"},
 	{"time", "clock", "current time", "now", "what time"},
@@ -198,6 +200,16 @@ var relatedGroups = [][]string{
 
 	// Reasoning aids.
 	{"think", "reason", "step by step", "plan", "brainstorm", "sequential thinking"},
+}
+
+// queryFillerPhrases are word sequences that qualify a request without
+// naming a task; their words alone would ("right" → permissions, "make" →
+// create, "figure" → image).
+var queryFillerPhrases = [][]string{
+	{"right", "now"}, {"right", "away"}, {"at", "the", "moment"}, {"make", "sure"},
+	{"find", "out"}, {"figure", "out"}, {"take", "a", "look"}, {"have", "a", "look"},
+	{"keep", "in", "mind"}, {"as", "soon", "as", "possible"}, {"for", "example"},
+	{"is", "there", "a", "way"}, {"how", "do", "i"}, {"how", "can", "i"},
 }
 
 // queryFillerWords are words that agents put around a need ("I need a tool
@@ -225,6 +237,7 @@ var queryFillerWords = map[string]bool{
 	"onto": true, "per": true, "whether": true, "someplace": true,
 	"programmatically": true, "automatically": true, "assistant": true,
 	"give": true, "me": true, "us": true, "know": true, "tell": true,
+	"provide": true, "located": true,
 	// Time words that qualify the request rather than name the task.
 	"now": true, "lately": true, "recently": true, "soon": true, "yet": true,
 	"still": true, "already": true, "ever": true, "moment": true,

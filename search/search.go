@@ -329,7 +329,14 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 			out = append(out, scored{doc: doc, score: s})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	// Catalog order breaks ties: bleve numbers documents in the order its
+	// concurrent analysis finishes, which differs from build to build.
+	slices.SortFunc(out, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.doc, b.doc)
+	})
 	return out, nil
 }
 

@@ -135,7 +135,9 @@ func TestFilters(t *testing.T) {
 		{"source", search.Query{Text: "search", Sources: []catalog.Source{catalog.SourceOpenAPI}},
 			func(t *catalog.Tool) bool { return t.Source == catalog.SourceOpenAPI }},
 		{"source and tag", search.Query{Text: "send", Sources: []catalog.Source{catalog.SourceOpenAPI}, Tags: []string{"email"}},
-			func(t *catalog.Tool) bool { return t.Source == catalog.SourceOpenAPI && slices.Contains(t.Tags, "email") }},
+			func(t *catalog.Tool) bool {
+				return t.Source == catalog.SourceOpenAPI && slices.Contains(t.Tags, "email")
+			}},
 		{"app and tag", search.Query{Text: "create", AppIDs: []string{"github", "linear"}, Tags: []string{"planning"}},
 			func(t *catalog.Tool) bool { return t.AppID == "linear" }},
 		{"exact name outside filter", search.Query{Text: "slack.post_message", AppIDs: []string{"teams"}},

@@ -34,10 +34,10 @@ type tuneSet struct {
 }
 
 // TestTune explores the ranking constants; it runs only with
-// CODECALL_TUNE=1 and prints one line per setting.
+// CODECALLTEST_TUNE=1 and prints one line per setting.
 func TestTune(t *testing.T) {
-	if os.Getenv("CODECALL_TUNE") == "" {
-		t.Skip("set CODECALL_TUNE=1 to explore ranking constants")
+	if os.Getenv("CODECALLTEST_TUNE") == "" {
+		t.Skip("set CODECALLTEST_TUNE=1 to explore ranking constants")
 	}
 	fq, err := eval.LoadQueries(filepath.Join("testdata", "queries.json"))
 	if err != nil {
@@ -51,6 +51,9 @@ func TestTune(t *testing.T) {
 				t.Fatal(err)
 			}
 			sets = append(sets, tuneSet{"corpus", c.Tools, own})
+			if os.Getenv("CODECALLTEST_TUNE") == "dev" {
+				sets = append(sets, tuneSet{"dev", c.Tools, c.Dev})
+			}
 		}
 	}
 	type knob struct {

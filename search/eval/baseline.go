@@ -47,7 +47,7 @@ func NewBaseline(tools []*catalog.Tool) (*Baseline, error) {
 	sep := strings.NewReplacer("_", " ", "-", " ", ".", " ", ":", " ")
 	for i, t := range tools {
 		doc := map[string]any{"text": sep.Replace(t.Name) + "\n" + t.Description, "app": strings.ToLower(t.AppID)}
-		if err := batch.Index(strconv.Itoa(i), doc); err != nil {
+		if err := batch.Index(fmt.Sprintf("%06d", i), doc); err != nil {
 			_ = idx.Close()
 			return nil, fmt.Errorf("eval: baseline index %q: %w", t.Name, err)
 		}
@@ -78,7 +78,11 @@ func (b *Baseline) Search(ctx context.Context, q search.Query) (search.Result, e
 		}
 		bq = &query.BooleanQuery{Should: mq, Filter: bleve.NewDisjunctionQuery(apps...)}
 	}
-	sr, err := b.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(bq, k, 0, false))
+	req := bleve.NewSearchRequestOptions(bq, k, 0, false)
+	// Ties are common (the same description in two apps); the document id
+	// breaks them, so that results do not depend on indexing order.
+	req.SortBy([]string{"-_score", "_id"})
+	sr, err := b.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return search.Result{}, fmt.Errorf("eval: baseline search: %w", err)
 	}

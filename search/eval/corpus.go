@@ -13,9 +13,9 @@ import (
 
 // CorpusDirEnv names the environment variable that points at the real-tool
 // corpus directory (tools.json, queries-dev.json).
-const CorpusDirEnv = "CODECALL_CORPUS_DIR"
+const CorpusDirEnv = "CODECALLTEST_CORPUS_DIR"
 
-// CorpusDir returns the corpus directory: $CODECALL_CORPUS_DIR when set,
+// CorpusDir returns the corpus directory: $CODECALLTEST_CORPUS_DIR when set,
 // else fallback. The corpus lives outside the repository (its texts are
 // other projects' words), so callers must cope with it being absent.
 func CorpusDir(fallback string) string {
