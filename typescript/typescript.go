@@ -1,0 +1,316 @@
+// Package typescript renders TypeScript declarations of tools from their
+// JSON Schemas, so that a model writing JavaScript plans can read what
+// callTool accepts and returns for each tool.
+//
+// Declare renders one tool as a callTool overload with the tool name as a
+// string literal type, plus type aliases for its input, its output and the
+// schemas its $refs point to:
+//
+//	/**
+//	 * Create an invoice for a customer.
+//	 * @readOnly false
+//	 */
+//	declare function callTool(name: "billing.create_invoice", input: Billing_CreateInvoiceInput): Promise<Billing_CreateInvoiceOutput>;
+//	type Billing_CreateInvoiceInput = {
+//	  /** Customer id */
+//	  customerId: string;
+//	  amount: number;
+//	  currency?: "EUR" | "USD";
+//	};
+//	type Billing_CreateInvoiceOutput = { id: string };
+//
+// Every type name starts with TypeName of the tool, so the declarations of
+// many tools can be concatenated into one file, which compiles with
+// tsc --strict as a .ts or a .d.ts file. Definitions under $defs or
+// definitions, and any other schema a $ref points to, become type aliases
+// named after the tool and the definition, such as
+// Billing_CreateInvoice$Line; recursive references stay recursive.
+//
+// Descriptions become JSDoc comments, and JSDoc tags show what the type does
+// not: @integer, @format, bounds such as @minimum and @maxLength, @pattern,
+// @default, @example and @deprecated; a tool's title and hints become
+// @title and, for MCP's annotations, @readOnly, @destructive, @idempotent
+// and @openWorld. Where no declaration can carry a JSDoc comment, as for the
+// items of an array, integer and format go in a trailing /* */ comment.
+//
+// The types follow the schemas as closely as TypeScript allows. Where a
+// schema says something a type cannot (not, if/then/else, references to
+// other documents), the type is left wider than the schema and a comment
+// says what is missing; it is never narrower. Rendering is bounded in time
+// and size whatever the schema: past the limits a schema is rendered as
+// unknown with a comment.
+package typescript
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrInvalidSchema is returned by TypeOf for a schema that is not valid
+// JSON.
+var ErrInvalidSchema = errors.New("typescript: invalid schema")
+
+// ErrTooLarge is returned by TypeOf for a schema whose document or rendered
+// type exceeds the package's size or nesting limits.
+var ErrTooLarge = errors.New("typescript: schema too large")
+
+// Function describes one tool to declare.
+type Function struct {
+	// Name is the tool name callTool takes, such as "billing.create_invoice".
+	// Any string is allowed.
+	Name string
+	// Title and Description document the tool.
+	Title, Description string
+	// InputSchema is the JSON Schema of the tool's arguments. When it is
+	// empty or JSON null the input is Record<string, unknown>.
+	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema of the tool's result. When it is
+	// empty or JSON null the output is unknown.
+	OutputSchema json.RawMessage
+	// Hints are behavioural annotations shown as JSDoc tags, in order.
+	Hints []Hint
+}
+
+// Hint is a boolean annotation of a tool, such as MCP's readOnlyHint. It is
+// rendered as a JSDoc tag named after it without the "Hint" suffix:
+// {Name: "readOnlyHint", Value: true} becomes "@readOnly true".
+type Hint struct {
+	Name  string
+	Value bool
+}
+
+// Declare returns the TypeScript declarations of f: a JSDoc block from its
+// description, title and hints; a callTool overload whose name parameter is
+// the tool name as a string literal type; and the type aliases it uses,
+// named TypeName(f.Name)+"Input", TypeName(f.Name)+"Output", and
+// TypeName(f.Name)+"$"+name for each referenced definition.
+//
+// Declare does not fail: a schema that is not valid JSON, too large, or not
+// understood is rendered as unknown, or with an unknown part, with a
+// comment saying why. The result ends with a newline.
+func Declare(f Function) string {
+	base := TypeName(f.Name)
+	in, out := base+"Input", base+"Output"
+	var b strings.Builder
+	b.WriteString(jsdoc(toolDoc(f), 0))
+	fmt.Fprintf(&b, "declare function callTool(name: %s, input: %s): Promise<%s>;\n", quote(f.Name), in, out)
+	b.WriteString(declarations(base, []root{
+		newRoot(in, "input", f.InputSchema, primary("Record<string, unknown>")),
+		newRoot(out, "output", f.OutputSchema, unknownType()),
+	}))
+	return b.String()
+}
+
+// TypeOf returns a TypeScript type expression for a JSON Schema. References
+// within the schema are expanded in place, and a reference back into a
+// schema being expanded becomes unknown with a comment; Declare names
+// referenced schemas instead, which keeps recursive types. An empty schema
+// or JSON null gives unknown.
+//
+// TypeOf fails with ErrInvalidSchema when the schema is not valid JSON and
+// with ErrTooLarge when it exceeds the size or nesting limits. Constructs a
+// type cannot express are not errors: they widen the type and add a
+// comment.
+func TypeOf(schema json.RawMessage) (string, error) {
+	if absent(schema) {
+		return "unknown", nil
+	}
+	n, err := parse(schema)
+	if err != nil {
+		return "", err
+	}
+	g := newGenerator("", true, nil)
+	g.doc = newDocument(n)
+	t := g.schema(n, ctx{pos: posNested})
+	if g.exhausted || len(t.text) > maxOutput {
+		return "", fmt.Errorf("%w: the type exceeds the rendering limits", ErrTooLarge)
+	}
+	return t.text, nil
+}
+
+func absent(schema json.RawMessage) bool {
+	s := bytes.TrimSpace(schema)
+	return len(s) == 0 || string(s) == "null"
+}
+
+func newDocument(n *node) *document {
+	id, _ := n.get("$id").str()
+	id, _, _ = strings.Cut(id, "#")
+	return &document{root: n, id: id}
+}
+
+// toolDoc returns the JSDoc lines documenting the tool itself.
+func toolDoc(f Function) []string {
+	lines := docLines(f.Description)
+	if t := inlineText(f.Title, maxInline); t != "" {
+		lines = append(lines, "@title "+t)
+	}
+	for _, h := range f.Hints {
+		name := strings.TrimSuffix(h.Name, "Hint")
+		if name == "" || !isIdent(name) {
+			continue
+		}
+		lines = append(lines, "@"+name+" "+strconv.FormatBool(h.Value))
+	}
+	return lines
+}
+
+// root is the input or output schema of a tool, parsed, or the type to use
+// in its place.
+type root struct {
+	name     string
+	what     string
+	doc      *document // nil when fallback is used
+	fallback tsType
+}
+
+func newRoot(name, what string, schema json.RawMessage, missing tsType) root {
+	r := root{name: name, what: what, fallback: missing}
+	if absent(schema) {
+		return r
+	}
+	n, err := parse(schema)
+	if err != nil {
+		r.fallback = unknownBecause("%s schema not used: %s", what, strings.TrimPrefix(err.Error(), "typescript: "))
+		return r
+	}
+	r.doc = newDocument(n)
+	return r
+}
+
+// declarations renders the type aliases of a tool. When they exceed the
+// limits it drops the output schema, then the input schema, then both, so
+// that one oversized schema does not hide the other.
+func declarations(base string, roots []root) string {
+	for _, drop := range [][2]bool{{false, false}, {false, true}, {true, false}} {
+		rs := make([]root, len(roots))
+		for i, r := range roots {
+			rs[i] = r
+			if drop[i] && r.doc != nil {
+				rs[i].doc = nil
+				rs[i].fallback = unknownBecause("%s schema too large to render", r.what)
+			}
+		}
+		if text, ok := render(base, rs); ok {
+			return text
+		}
+	}
+	var b strings.Builder
+	for _, r := range roots {
+		t := r.fallback
+		if r.doc != nil {
+			t = unknownBecause("%s schema too large to render", r.what)
+		}
+		fmt.Fprintf(&b, "type %s = %s;\n", r.name, t.text)
+	}
+	return b.String()
+}
+
+// render renders the aliases in two passes when needed: the first finds
+// references that make an alias circular, as in "type A = B | null; type
+// B = A[] | A", which TypeScript rejects; the second renders those
+// references as unknown.
+func render(base string, roots []root) (string, bool) {
+	text, edges, ok := renderPass(base, roots, nil)
+	if !ok {
+		return "", false
+	}
+	broken := cycles(edges)
+	if len(broken) == 0 {
+		return text, true
+	}
+	text, _, ok = renderPass(base, roots, broken)
+	return text, ok
+}
+
+func renderPass(base string, roots []root, broken map[edge]bool) (string, map[edge]bool, bool) {
+	g := newGenerator(base, false, broken)
+	for _, r := range roots {
+		if r.doc != nil {
+			g.register(&alias{name: r.name, doc: r.doc, target: r.doc.root})
+		}
+	}
+	var b strings.Builder
+	for _, r := range roots {
+		if r.doc == nil {
+			fmt.Fprintf(&b, "type %s = %s;\n", r.name, r.fallback.text)
+			continue
+		}
+		g.emit(&b, g.byNode[r.doc.root])
+	}
+	for i := 0; i < len(g.queue) && !g.exhausted; i++ {
+		g.emit(&b, g.queue[i])
+	}
+	if g.exhausted || b.Len() > maxOutput {
+		return "", nil, false
+	}
+	return b.String(), g.edges, true
+}
+
+// emit writes one type alias.
+func (g *generator) emit(b *strings.Builder, a *alias) {
+	g.doc, g.cur = a.doc, a
+	t := g.schema(a.target, aliasCtx())
+	b.WriteString(jsdoc(g.docOf(a.target), 0))
+	fmt.Fprintf(b, "type %s = %s;\n", a.name, t.text)
+	g.spend(0)
+	if b.Len() > maxOutput {
+		g.exhausted = true
+	}
+}
+
+// cycles returns the unguarded references that lie on a cycle, found as the
+// edges within one strongly connected component (Tarjan's algorithm).
+func cycles(edges map[edge]bool) map[edge]bool {
+	adj := map[*node][]*node{}
+	for e := range edges {
+		adj[e.from] = append(adj[e.from], e.to)
+	}
+	index := map[*node]int{}
+	low := map[*node]int{}
+	onStack := map[*node]bool{}
+	comp := map[*node]int{}
+	var stack []*node
+	var connect func(v *node)
+	connect = func(v *node) {
+		index[v], low[v] = len(index), len(index)
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, w := range adj[v] {
+			if _, seen := index[w]; !seen {
+				connect(w)
+				low[v] = min(low[v], low[w])
+			} else if onStack[w] {
+				low[v] = min(low[v], index[w])
+			}
+		}
+		if low[v] == index[v] {
+			id := len(comp)
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				comp[w] = id
+				if w == v {
+					break
+				}
+			}
+		}
+	}
+	for v := range adj {
+		if _, seen := index[v]; !seen {
+			connect(v)
+		}
+	}
+	broken := map[edge]bool{}
+	for e := range edges {
+		if comp[e.from] == comp[e.to] {
+			broken[e] = true
+		}
+	}
+	return broken
+}
