@@ -133,11 +133,11 @@ async function _checkBilling(): Promise<number> {
 }
 `
 
-// tscCommand finds a TypeScript compiler: $CODECALL_TSC, then tsc on the
+// tscCommand finds a TypeScript compiler: $CODECALLTEST_TSC, then tsc on the
 // PATH, then one npx can run without installing anything.
 func tscCommand(t *testing.T) []string {
 	t.Helper()
-	if p := os.Getenv("CODECALL_TSC"); p != "" {
+	if p := os.Getenv("CODECALLTEST_TSC"); p != "" {
 		return []string{p}
 	}
 	if p, err := exec.LookPath("tsc"); err == nil {
@@ -153,7 +153,7 @@ func tscCommand(t *testing.T) []string {
 	}
 	t.Skip("no TypeScript compiler found; to run this check, install one outside the repository " +
 		"(mkdir -p /tmp/tsc && cd /tmp/tsc && npm install typescript@5.9.3) and set " +
-		"CODECALL_TSC=/tmp/tsc/node_modules/.bin/tsc, or put tsc on the PATH")
+		"CODECALLTEST_TSC=/tmp/tsc/node_modules/.bin/tsc, or put tsc on the PATH")
 	return nil
 }
 
