@@ -19,6 +19,7 @@ func WithTuning(t Tuning) Option { return func(c *config) { c.tuning = t } }
 func (t *tuning) SetBM25Share(v float64)         { t.bm25Share = v }
 func (t *tuning) SetExpand(boost, cover float64) { t.expandBoost, t.expandCover = boost, cover }
 func (t *tuning) SetUnknownWeight(v float64)     { t.unknownWeight = v }
+func (t *tuning) SetNamePrecision(v float64)     { t.namePrecision = v }
 func (t *tuning) SetField(f int, boost, cover float64) {
 	t.boost[f], t.cover[f] = boost, cover
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -116,12 +117,17 @@ type tuning struct {
 	// valueWeight scales the weight and boost of value words (see
 	// concept.value).
 	valueWeight float64
+	// namePrecision is the share of the score that depends on how many
+	// of the tool's name words the query explains: of two siblings that
+	// cover the query alike, create_issue beats create_issue_link when
+	// the query says nothing about links.
+	namePrecision float64
 	// boost is each field's BM25 boost, cover its coverage weight.
 	boost, cover [numFields]float64
 }
 
 func defaultTuning() tuning {
-	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 0.5, valueWeight: 0.25}
+	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15}
 	for f, spec := range fieldSpecs {
 		t.boost[f], t.cover[f] = spec.boost, spec.cover
 	}
@@ -197,13 +203,11 @@ const surfaceAnalyzer = "cc_surface"
 // Index is a searchable, immutable set of tools. It is safe for concurrent
 // use; Close releases it.
 type Index struct {
-	cfg   config
-	bleve bleve.Index
-	tools []*catalog.Tool
+	cfg    config
+	bleve  bleve.Index
+	tools  []*catalog.Tool
+	closed atomic.Bool
 
-	// exact maps a lower-cased full name or short name (without the app
-	// prefix) to the tools that carry it; full-name matches come first.
-	exact map[string][]exactMatch
 	// nameGrams holds every run of two or more consecutive name parts,
 	// joined and lower-cased ("pullrequest" from create_pull_request):
 	// a compound word in a query that is not in it is a value.
@@ -217,16 +221,14 @@ type Index struct {
 
 	// Coverage data: a term dictionary, per-term document frequency, and
 	// for each tool the sorted list of (termID<<8 | field mask).
-	terms   map[string]uint32
-	df      []uint32
-	docs    [][]uint32
-	vocab   map[int][]surfaceWord // by rune length, for fuzzy correction
-	lexicon *lexicon
-}
-
-type exactMatch struct {
-	doc  int
-	full bool
+	terms map[string]uint32
+	df    []uint32
+	docs  [][]uint32
+	// nameParts are the term ids of each tool's name words, without the
+	// words of its app id: what a query should explain (see tuning.namePrecision).
+	nameParts [][]uint32
+	vocab     map[int][]surfaceWord // by rune length, for fuzzy correction
+	lexicon   *lexicon
 }
 
 type surfaceWord struct {
@@ -251,7 +253,6 @@ func New(tools []*catalog.Tool, opts ...Option) (*Index, error) {
 	}
 	ix := &Index{
 		cfg:       cfg,
-		exact:     map[string][]exactMatch{},
 		nameGrams: map[string]bool{},
 		apps:      map[string]string{},
 		tags:      map[string]bool{},
@@ -407,18 +408,32 @@ func (b *builder) add(i int, t *catalog.Tool) map[string]any {
 	slices.Sort(packed)
 	ix.docs = append(ix.docs, packed)
 
+	appStems := map[string]bool{}
+	for _, p := range wordsOf(t.AppID) {
+		appStems[b.stem(p)] = true
+	}
+	var np []uint32
+	for _, p := range wordsOf(t.Name) {
+		stem := b.stem(p)
+		if id, ok := ix.terms[stem]; ok && stem != "" && !appStems[stem] && !slices.Contains(np, id) {
+			np = append(np, id)
+		}
+	}
+	ix.nameParts = append(ix.nameParts, np)
+
 	parts := splitWord(t.Name, splitIdent)
 	for i := range parts {
 		for j := i + 2; j <= len(parts); j++ {
 			ix.nameGrams[strings.ToLower(strings.Join(parts[i:j], ""))] = true
 		}
 	}
+	// The exact-name path looks names up as keywords: as written
+	// (case-insensitive) and without separators, so that "createIssue",
+	// "github/create_issue" and "create-issue" find create_issue too.
 	lname := strings.ToLower(t.Name)
-	doc[kwName] = lname
-	ix.exact[lname] = append(ix.exact[lname], exactMatch{doc: i, full: true})
+	doc[kwName] = keywordForms(lname)
 	if s := shortName(lname, strings.ToLower(t.AppID)); s != "" {
-		doc[kwShort] = s
-		ix.exact[s] = append(ix.exact[s], exactMatch{doc: i})
+		doc[kwShort] = keywordForms(s)
 	}
 	if t.AppID != "" {
 		la := strings.ToLower(t.AppID)
@@ -464,6 +479,37 @@ func (b *builder) finish() {
 	sort.Slice(b.ix.appList, func(i, j int) bool {
 		return strings.ToLower(b.ix.appList[i]) < strings.ToLower(b.ix.appList[j])
 	})
+}
+
+// keywordForms returns a lower-cased name and, when it differs, the name
+// without separators.
+func keywordForms(name string) []any {
+	if n := squash(name); n != name {
+		return []any{name, n}
+	}
+	return []any{name}
+}
+
+// squash removes identifier separators: "create_issue" → "createissue".
+func squash(s string) string {
+	return strings.Map(func(r rune) rune {
+		if isSeparator(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// wordsOf returns the lower-cased parts of an identifier.
+func wordsOf(ident string) []string {
+	parts := splitWord(ident, splitIdent)
+	if parts == nil && ident != "" {
+		parts = []string{ident}
+	}
+	for i, p := range parts {
+		parts[i] = strings.ToLower(p)
+	}
+	return parts
 }
 
 // analyzeWord runs the English analyzer on a single word and returns its
@@ -540,8 +586,15 @@ func schemaText(raw json.RawMessage) (names, descs string) {
 // Len returns the number of indexed tools.
 func (ix *Index) Len() int { return len(ix.tools) }
 
-// Close releases the index. Searches after Close fail.
+// ErrClosed is returned by Search on a closed Index.
+var ErrClosed = errors.New("search: index closed")
+
+// Close releases the index. Searches after Close fail with ErrClosed;
+// closing twice is harmless.
 func (ix *Index) Close() error {
+	if ix.closed.Swap(true) {
+		return nil
+	}
 	if err := ix.bleve.Close(); err != nil {
 		return fmt.Errorf("search: close index: %w", err)
 	}

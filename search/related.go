@@ -44,7 +44,7 @@ var relatedGroups = [][]string{
 	{"compare", "diff", "difference", "delta", "changes", "what changed"},
 	{"validate", "verify", "check", "lint", "test", "assert"},
 	{"wait", "sleep", "until", "poll"},
-	{"convert", "translate", "transform", "format"},
+	{"convert", "translate", "transform"},
 	{"generate", "produce", "render", "draw", "paint", "synthesize", "make", "create"},
 	{"schedule", "book", "plan", "arrange", "reserve"},
 	{"subscribe", "follow", "watch", "watcher", "notify me"},
@@ -56,14 +56,14 @@ var relatedGroups = [][]string{
 	{"metadata", "info", "information", "attributes", "properties", "stat"},
 
 	// Work tracking.
-	{"issue", "ticket", "bug", "task", "story", "work item", "workitem", "defect", "card", "todo", "to do"},
+	{"issue", "ticket", "bug", "task", "story", "work item", "workitem", "defect", "problem", "card", "todo", "to do"},
 	{"epic", "initiative", "feature"},
 	{"sprint", "iteration", "cycle", "milestone"},
 	{"backlog", "queue", "board"},
 	{"priority", "prioritize", "prioritise", "reprioritize", "urgency", "severity", "rank"},
 	{"status", "state", "progress", "stage", "transition", "workflow"},
 	{"label", "tag", "category", "categorize", "topic"},
-	{"estimate", "worklog", "time spent", "log work", "hours"},
+	{"estimate", "worklog", "time spent", "spent", "log work", "log time", "hours"},
 	{"due", "deadline", "due date", "dates"},
 	{"subtask", "sub-task", "sub issue", "sub-issue", "child issue", "child"},
 	{"link", "relate", "relation", "relationship", "dependency", "depends on", "blocked by", "blocks"},
@@ -97,7 +97,7 @@ var relatedGroups = [][]string{
 
 	// Communication.
 	{"message", "msg", "chat", "dm", "direct message", "post", "text"},
-	{"send", "post", "notify", "ping", "announce", "broadcast", "deliver", "say", "share"},
+	{"send", "post", "notify", "ping", "announce", "broadcast", "deliver", "say", "tell", "let know", "share", "email"},
 	{"email", "e-mail", "mail", "inbox", "mailbox"},
 	{"notification", "notifications", "alert", "inbox", "unread", "mention"},
 	{"channel", "room", "conversation", "group chat", "chatroom"},
@@ -179,7 +179,7 @@ var relatedGroups = [][]string{
 	{"invoice", "bill", "billing", "receipt"},
 	{"refund", "reimburse", "money back", "chargeback", "return"},
 	{"subscription", "plan", "recurring", "membership", "renewal"},
-	{"product", "item", "sku", "goods", "catalog"},
+	{"product", "item", "sku", "catalog"},
 	{"price", "pricing", "amount", "rate", "fee"},
 	{"coupon", "discount", "promo", "promo code", "promotion", "voucher"},
 	{"dispute", "chargeback", "contest"},
@@ -195,7 +195,7 @@ var relatedGroups = [][]string{
 	{"nearby", "near", "around", "local", "close to"},
 	{"time", "clock", "current time", "now", "what time"},
 	{"timezone", "time zone", "tz", "utc"},
-	{"date", "day", "today", "tomorrow", "yesterday"},
+	{"date", "day", "dates", "calendar date"},
 	{"weather", "forecast", "temperature"},
 
 	// Reasoning aids.
@@ -236,9 +236,10 @@ var queryFillerWords = map[string]bool{
 	"every": true, "within": true, "across": true, "inside": true,
 	"onto": true, "per": true, "whether": true, "someplace": true,
 	"programmatically": true, "automatically": true, "assistant": true,
-	"give": true, "me": true, "us": true, "know": true, "tell": true,
+	"give": true, "me": true, "us": true, "know": true,
 	"provide": true, "located": true,
 	// Time words that qualify the request rather than name the task.
 	"now": true, "lately": true, "recently": true, "soon": true, "yet": true,
 	"still": true, "already": true, "ever": true, "moment": true,
+	"today": true, "tonight": true, "tomorrow": true, "yesterday": true,
 }

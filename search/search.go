@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -26,9 +27,14 @@ const (
 )
 
 // Search runs q against the index. It returns an error only when the index
-// fails (closed, context cancelled); a query that finds nothing returns a
-// Result with a warning.
+// cannot answer (closed, context cancelled); a query that finds nothing
+// returns a Result with a warning. An empty query (no searchable words)
+// lists the filter's tools in catalog order, with score 0 and an
+// "empty_query" warning.
 func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
+	if ix.closed.Load() {
+		return Result{}, ErrClosed
+	}
 	topK := q.TopK
 	if topK <= 0 {
 		topK = DefaultTopK
@@ -43,7 +49,10 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 	res.TotalAvailable = f.count(ix)
 
 	text := strings.TrimSpace(q.Text)
-	exact := ix.exactHits(text, f)
+	exact, err := ix.exactHits(ctx, text, f)
+	if err != nil {
+		return Result{}, err
+	}
 	concepts := ix.lexicon.parse(text)
 	if len(concepts) == 0 && len(exact) == 0 {
 		for i, t := range ix.tools {
@@ -105,26 +114,63 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
-// exactHits returns the tools whose full name, or name without the app
-// prefix, equals text (case-insensitive); full-name matches first.
-func (ix *Index) exactHits(text string, f *filter) []int {
+// exactHits returns the tools that text names: their full name or their
+// name without the app prefix, compared case-insensitively, then the same
+// without separators. Full-name matches come first. Only a query of one
+// word can be a name.
+func (ix *Index) exactHits(ctx context.Context, text string, f *filter) ([]int, error) {
 	key := strings.ToLower(strings.Trim(text, "`'\" "))
-	ms := ix.exact[key]
-	if len(ms) == 0 {
-		return nil
+	if key == "" || strings.ContainsFunc(key, unicode.IsSpace) {
+		return nil, nil
 	}
-	var full, short []int
-	for _, m := range ms {
-		if !f.pass(ix.tools[m.doc]) {
-			continue
-		}
-		if m.full {
-			full = append(full, m.doc)
-		} else {
-			short = append(short, m.doc)
+	sk := squash(key)
+	var qs []query.Query
+	for _, field := range []string{kwName, kwShort} {
+		for _, k := range []string{key, sk} {
+			tq := bleve.NewTermQuery(k)
+			tq.SetField(field)
+			qs = append(qs, tq)
 		}
 	}
-	return append(full, short...)
+	var q query.Query = bleve.NewDisjunctionQuery(qs...)
+	if f.query != nil {
+		q = &query.BooleanQuery{Should: q, Filter: f.query}
+	}
+	sr, err := ix.bleve.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, 50, 0, false))
+	if err != nil {
+		return nil, fmt.Errorf("search: exact name: %w", err)
+	}
+	type match struct{ doc, tier int }
+	ms := make([]match, 0, len(sr.Hits))
+	for _, h := range sr.Hits {
+		doc, err := strconv.Atoi(h.ID)
+		if err != nil || doc < 0 || doc >= len(ix.tools) {
+			return nil, fmt.Errorf("search: unexpected document id %q", h.ID)
+		}
+		name := strings.ToLower(ix.tools[doc].Name)
+		short := shortName(name, strings.ToLower(ix.tools[doc].AppID))
+		tier := 3
+		switch {
+		case name == key:
+			tier = 0
+		case short == key:
+			tier = 1
+		case squash(name) == sk:
+			tier = 2
+		}
+		ms = append(ms, match{doc, tier})
+	}
+	slices.SortFunc(ms, func(a, b match) int {
+		if a.tier != b.tier {
+			return cmp.Compare(a.tier, b.tier)
+		}
+		return cmp.Compare(a.doc, b.doc)
+	})
+	docs := make([]int, len(ms))
+	for i, m := range ms {
+		docs[i] = m.doc
+	}
+	return docs, nil
 }
 
 type scored struct {
@@ -232,6 +278,31 @@ func (ix *Index) coverage(doc int, rs []resolved) float64 {
 	return got / total
 }
 
+// relative is the factor that gives v, compared with the best value, a
+// share of the score: 1 for the best, 1-share for nothing.
+func relative(v, best, share float64) float64 {
+	if best <= 0 {
+		return 1 - share
+	}
+	return (1 - share) + share*v/best
+}
+
+// namePrecision is the share of tool doc's name words that the query's
+// terms (its own words or related ones) account for.
+func (ix *Index) namePrecision(doc int, queryTerms map[uint32]bool) float64 {
+	parts := ix.nameParts[doc]
+	if len(parts) == 0 {
+		return 1
+	}
+	n := 0
+	for _, id := range parts {
+		if queryTerms[id] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(parts))
+}
+
 // fieldWeight is the coverage weight of the strongest field in mask.
 func (t *tuning) fieldWeight(mask uint8) float64 {
 	w := 0.0
@@ -313,20 +384,35 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 		return nil, nil
 	}
 	rs := ix.resolve(cs)
-	best := sr.Hits[0].Score
-	out := make([]scored, 0, len(sr.Hits))
-	for _, h := range sr.Hits {
+	queryTerms := map[uint32]bool{}
+	for _, r := range rs {
+		for _, v := range r.variants {
+			for _, id := range v.ids {
+				queryTerms[id] = true
+			}
+		}
+	}
+	// BM25 and name precision shape the order relative to the best
+	// candidate, so that the best hit's score stays its coverage.
+	bestBM25, bestPrec := sr.Hits[0].Score, 0.0
+	docs := make([]int, len(sr.Hits))
+	prec := make([]float64, len(sr.Hits))
+	for i, h := range sr.Hits {
 		doc, err := strconv.Atoi(h.ID)
 		if err != nil || doc < 0 || doc >= len(ix.tools) {
 			return nil, fmt.Errorf("search: unexpected document id %q", h.ID)
 		}
-		rel := 0.0
-		if best > 0 {
-			rel = h.Score / best
-		}
-		s := ix.coverage(doc, rs) * ((1 - ix.cfg.bm25Share) + ix.cfg.bm25Share*rel)
+		docs[i] = doc
+		prec[i] = ix.namePrecision(doc, queryTerms)
+		bestPrec = max(bestPrec, prec[i])
+	}
+	out := make([]scored, 0, len(sr.Hits))
+	for i, h := range sr.Hits {
+		s := ix.coverage(docs[i], rs) *
+			relative(h.Score, bestBM25, ix.cfg.bm25Share) *
+			relative(prec[i], bestPrec, ix.cfg.namePrecision)
 		if s > 0 {
-			out = append(out, scored{doc: doc, score: s})
+			out = append(out, scored{doc: docs[i], score: s})
 		}
 	}
 	// Catalog order breaks ties: bleve numbers documents in the order its
