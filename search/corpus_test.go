@@ -88,6 +88,11 @@ func TestCorpusQuality(t *testing.T) {
 		t.Logf("corpus %-11s engine   %v", s.name, er.Metrics)
 		t.Logf("corpus %-11s baseline %v", s.name, br.Metrics)
 		logFailures(t, s.name, er)
+		// Floors a little under the measured figures, to catch regressions.
+		floor := map[string]float64{"dev": 0.95, "paraphrased": 0.85}[s.name]
+		if er.Metrics.RecallAt5 < floor {
+			t.Errorf("%s: Recall@5 = %.3f, want >= %.2f", s.name, er.Metrics.RecallAt5, floor)
+		}
 		if s.name == "paraphrased" {
 			if er.Metrics.RecallAt5 <= br.Metrics.RecallAt5 || er.Metrics.NDCG10 <= br.Metrics.NDCG10 {
 				t.Errorf("engine does not beat plain BM25 on paraphrased queries: %v vs %v", er.Metrics, br.Metrics)

@@ -78,19 +78,21 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 			lx.relate(forms[i], others)
 		}
 	}
-	keys := make([]string, 0, len(cfg.related))
-	for k := range cfg.related {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		var others []variant
-		for _, v := range cfg.related[k] {
-			if o := lx.form(v); !o.lossy && len(o.terms) > 0 {
-				others = append(others, variant{terms: o.terms, scale: 1})
-			}
+	for _, oneWay := range []map[string][]string{relatedOneWay, cfg.related} {
+		keys := make([]string, 0, len(oneWay))
+		for k := range oneWay {
+			keys = append(keys, k)
 		}
-		lx.relate(lx.form(k), others)
+		slices.Sort(keys)
+		for _, k := range keys {
+			var others []variant
+			for _, v := range oneWay[k] {
+				if o := lx.form(v); !o.lossy && len(o.terms) > 0 {
+					others = append(others, variant{terms: o.terms, scale: 1})
+				}
+			}
+			lx.relate(lx.form(k), others)
+		}
 	}
 	for k, ps := range lx.phrases {
 		slices.SortStableFunc(ps, func(a, b phrase) int { return len(b.words) - len(a.words) })
@@ -182,7 +184,7 @@ func (lx *lexicon) parse(text string) []concept {
 }
 
 func (lx *lexicon) parseText(text string) []concept {
-	words := lx.queryWords(text)
+	words := lx.queryWords(dropValues(text))
 	var cs []concept
 	seen := map[string]bool{}
 	add := func(c concept) {

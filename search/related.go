@@ -14,7 +14,7 @@ package search
 // decide. The slice is read-only.
 var relatedGroups = [][]string{
 	// Verbs: the operation a tool performs.
-	{"create", "add", "new", "make", "insert", "open", "register", "compose", "draft", "prepare", "file", "raise", "submit", "post"},
+	{"create", "add", "new", "make", "insert", "open", "register", "compose", "draft", "prepare", "file a", "file an", "raise", "submit", "post"},
 	{"delete", "remove", "drop", "destroy", "erase", "purge", "discard", "trash", "wipe", "unlink", "rm", "del", "get rid of"},
 	{"list", "find", "search", "query", "lookup", "look up", "browse", "enumerate", "get all", "show all", "all"},
 	{"search", "find", "lookup", "look up", "locate", "discover", "filter", "grep", "match"},
@@ -124,7 +124,7 @@ var relatedGroups = [][]string{
 	{"website", "site", "web page", "webpage", "url", "page", "link", "address"},
 	{"screenshot", "screen capture", "capture", "snapshot", "screengrab"},
 	{"click", "press", "tap", "select"},
-	{"type", "fill", "enter", "input", "write", "fill in", "fill out"},
+	{"fill", "enter", "input", "fill in", "fill out", "type in", "type into"},
 	{"form", "field", "input", "box", "textbox", "text box", "search box", "text field", "textarea"},
 	{"button", "element", "checkbox", "control", "widget"},
 	{"hover", "mouse over", "mouseover"},
@@ -200,6 +200,22 @@ var relatedGroups = [][]string{
 
 	// Reasoning aids.
 	{"think", "reason", "step by step", "plan", "brainstorm", "sequential thinking"},
+}
+
+// relatedOneWay are relations that hold in one direction only, for words
+// whose other senses are common in tool catalogs: to fill a field is to
+// type into it, but "issue types" have nothing to do with typing, and a
+// "file" is mostly a noun. Like relatedGroups, the map is read-only.
+var relatedOneWay = map[string][]string{
+	"fill":      {"type"},
+	"fill in":   {"type"},
+	"fill out":  {"type"},
+	"enter":     {"type"},
+	"input":     {"type"},
+	"type in":   {"type"},
+	"type into": {"type"},
+	"file a":    {"create", "add", "new"},
+	"file an":   {"create", "add", "new"},
 }
 
 // queryFillerPhrases are word sequences that qualify a request without
