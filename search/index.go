@@ -135,7 +135,8 @@ func defaultTuning() tuning {
 }
 
 // WithLowRelevance sets the score under which the best hit gets a
-// "low_relevance" warning. The default is DefaultLowRelevance.
+// "low_relevance" warning. The default is DefaultLowRelevance; 0 turns the
+// warning off.
 func WithLowRelevance(threshold float64) Option {
 	return func(c *config) { c.lowRelevance = threshold }
 }
@@ -157,7 +158,8 @@ func WithRelatedTerms(extra map[string][]string) Option {
 }
 
 // Field layout. The bleve boost shapes BM25; the cover weight is how much a
-// match in the field counts toward query coverage (see doc.go).
+// match in the field counts toward query coverage (see the package
+// documentation).
 const (
 	fName = iota
 	fApp

@@ -88,7 +88,7 @@ var relatedGroups = [][]string{
 	{"dependency", "package", "library", "module", "provider", "plugin"},
 
 	// People and organisations.
-	{"user", "account", "member", "person", "people", "profile", "collaborator", "teammate", "colleague", "identity", "contact", "staff", "employee"},
+	{"user", "account", "member", "person", "people", "profile", "collaborator", "teammate", "colleague", "identity", "contact", "staff", "employee", "who is", "who are", "whoever"},
 	{"who am i", "whoami", "current user", "authenticated user", "my account", "my profile", "my identity"},
 	{"team", "group", "squad", "crew"},
 	{"organization", "organisation", "org", "company", "tenant", "enterprise"},
@@ -207,15 +207,16 @@ var relatedGroups = [][]string{
 // type into it, but "issue types" have nothing to do with typing, and a
 // "file" is mostly a noun. Like relatedGroups, the map is read-only.
 var relatedOneWay = map[string][]string{
-	"fill":      {"type"},
-	"fill in":   {"type"},
-	"fill out":  {"type"},
-	"enter":     {"type"},
-	"input":     {"type"},
-	"type in":   {"type"},
-	"type into": {"type"},
-	"file a":    {"create", "add", "new"},
-	"file an":   {"create", "add", "new"},
+	"fill":       {"type"},
+	"fill in":    {"type"},
+	"fill out":   {"type"},
+	"enter":      {"type"},
+	"input":      {"type"},
+	"type in":    {"type"},
+	"type into":  {"type"},
+	"file a":     {"create", "add", "new"},
+	"file an":    {"create", "add", "new"},
+	"everything": {"list"},
 }
 
 // queryFillerPhrases are word sequences that qualify a request without
