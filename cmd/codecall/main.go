@@ -4,6 +4,7 @@
 //	codecall serve [--config FILE] [--catalog FILE] [--http ADDR]
 //	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] QUERY
 //	codecall check [--config FILE] [--catalog FILE]
+//	codecall eval [--corpus DIR] [--queries FILE]
 //	codecall version
 package main
 
@@ -31,6 +32,7 @@ Usage:
   codecall serve   [--config FILE] [--catalog FILE] [--http ADDR]   serve over stdio (default) or streamable HTTP
   codecall search  [--config FILE] [--catalog FILE] [--app APP]... [--top K] [--json] QUERY
   codecall check   [--config FILE] [--catalog FILE]                 validate a config (and a catalog file)
+  codecall eval    [--corpus DIR] [--queries FILE]                  search quality on a tool corpus vs plain BM25
   codecall version
 
 With no --catalog, the embedded demo server (CRM, billing, support,
@@ -52,6 +54,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = searchCmd(ctx, rest, stdout, stderr)
 	case "check":
 		err = checkCmd(rest, stdout, stderr)
+	case "eval":
+		err = evalCmd(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "--help", "-h", "-help":

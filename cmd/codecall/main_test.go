@@ -188,3 +188,25 @@ func TestServeStdio(t *testing.T) {
 		t.Error("codecall_only lists a hidden tool")
 	}
 }
+
+func TestEval(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "shared", "corpus")
+	if d := os.Getenv("CODECALLTEST_CORPUS_DIR"); d != "" {
+		dir = d
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tools.json")); err != nil {
+		t.Skipf("corpus not found at %s (set CODECALLTEST_CORPUS_DIR): %v", dir, err)
+	}
+	code, out, errOut := runCLI(t, "eval", "--corpus", dir, "--queries", "../../search/testdata/corpus-queries.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"918 tools", "queries-dev.json", "corpus-queries.json", "codecall", "plain BM25", "nDCG@10"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("eval output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := runCLI(t, "eval", "--corpus", t.TempDir()); code != 1 || !strings.Contains(errOut, "tools.json") {
+		t.Errorf("missing corpus: code %d, %s", code, errOut)
+	}
+}
