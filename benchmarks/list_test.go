@@ -76,20 +76,7 @@ type listSize struct {
 func measureList(tb testing.TB, srv *server.MCPServer) listSize {
 	tb.Helper()
 	ctx := context.Background()
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		tb.Fatal(err)
-	}
+	c := newClient(tb, srv)
 	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		tb.Fatal(err)
