@@ -87,6 +87,17 @@ type Limits struct {
 	MemoryBytes int64 `koanf:"memoryBytes" json:"memoryBytes" unit:"bytes"`
 	// MaxScriptBytes caps the size of a plan's source.
 	MaxScriptBytes int64 `koanf:"maxScriptBytes" json:"maxScriptBytes" unit:"bytes"`
+	// MaxScriptLines caps the number of lines of a plan's source.
+	MaxScriptLines int `koanf:"maxScriptLines" json:"maxScriptLines"`
+	// MaxNestingDepth caps how deeply a plan's syntax may nest (blocks,
+	// calls, literals); it is checked before compiling, because deeply
+	// nested source overflows the Go stack of the compiler.
+	MaxNestingDepth int `koanf:"maxNestingDepth" json:"maxNestingDepth"`
+	// MaxStackDepth caps the JavaScript call stack of a run.
+	MaxStackDepth int `koanf:"maxStackDepth" json:"maxStackDepth"`
+	// BannedIdentifiers are identifiers a plan may not use, on top of the
+	// always-banned set (eval, Function, require, process, ...).
+	BannedIdentifiers []string `koanf:"bannedIdentifiers" json:"bannedIdentifiers,omitempty"`
 	// Isolation says where a plan runs.
 	Isolation Isolation `koanf:"isolation" json:"isolation"`
 }
@@ -102,24 +113,28 @@ var presetLimits = map[Name]Limits{
 		Timeout: 2 * time.Second, MaxToolCalls: 20, MaxConcurrency: 2,
 		AllowLoops: false, AllowConsole: false, Regex: RegexNone, RegexTimeout: 0,
 		MaxLogBytes: 16 * kib, MaxResultBytes: 64 * kib, MemoryBytes: 64 * mib, MaxScriptBytes: 16 * kib,
+		MaxScriptLines: 500, MaxNestingDepth: 32, MaxStackDepth: 128,
 		Isolation: IsolationProcessRequired,
 	},
 	Secure: {
 		Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxConcurrency: 4,
 		AllowLoops: false, AllowConsole: true, Regex: RegexLiteral, RegexTimeout: 0,
 		MaxLogBytes: 64 * kib, MaxResultBytes: 256 * kib, MemoryBytes: 128 * mib, MaxScriptBytes: 64 * kib,
+		MaxScriptLines: 2000, MaxNestingDepth: 48, MaxStackDepth: 256,
 		Isolation: IsolationProcess,
 	},
 	Balanced: {
 		Timeout: 5 * time.Second, MaxToolCalls: 500, MaxConcurrency: 8,
 		AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 100 * time.Millisecond,
 		MaxLogBytes: 256 * kib, MaxResultBytes: 1 * mib, MemoryBytes: 256 * mib, MaxScriptBytes: 128 * kib,
+		MaxScriptLines: 4000, MaxNestingDepth: 64, MaxStackDepth: 512,
 		Isolation: IsolationInProcess,
 	},
 	Experimental: {
 		Timeout: 10 * time.Second, MaxToolCalls: 2000, MaxConcurrency: 16,
 		AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 250 * time.Millisecond,
 		MaxLogBytes: 1 * mib, MaxResultBytes: 4 * mib, MemoryBytes: 512 * mib, MaxScriptBytes: 256 * kib,
+		MaxScriptLines: 8000, MaxNestingDepth: 96, MaxStackDepth: 1024,
 		Isolation: IsolationInProcess,
 	},
 }

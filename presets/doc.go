@@ -53,6 +53,10 @@
 //	vm.maxResultBytes        bytes    > 0                          (preset)
 //	vm.memoryBytes           bytes    > 0                          (preset)
 //	vm.maxScriptBytes        bytes    > 0                          (preset)
+//	vm.maxScriptLines        int      >= 1                         (preset)
+//	vm.maxNestingDepth       int      >= 1                         (preset)
+//	vm.maxStackDepth         int      >= 1                         (preset)
+//	vm.bannedIdentifiers     []string identifiers                  (empty)
 //	vm.isolation             string   process_required | process | in_process (preset)
 //
 // The preset values:
@@ -69,6 +73,9 @@
 //	maxResultBytes   64KiB             256KiB         1MiB            4MiB
 //	memoryBytes      64MiB             128MiB         256MiB          512MiB
 //	maxScriptBytes   16KiB             64KiB          128KiB          256KiB
+//	maxScriptLines   500               2000           4000            8000
+//	maxNestingDepth  32                48             64              96
+//	maxStackDepth    128               256            512             1024
 //	isolation        process_required  process        in_process      in_process
 //
 // # Values

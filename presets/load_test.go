@@ -30,25 +30,25 @@ func TestPresetLimits(t *testing.T) {
 		{LockedDown, Limits{
 			Timeout: 2 * time.Second, MaxToolCalls: 20, MaxConcurrency: 2,
 			AllowLoops: false, AllowConsole: false, Regex: RegexNone, RegexTimeout: 0,
-			MaxLogBytes: 16384, MaxResultBytes: 65536, MemoryBytes: 67108864, MaxScriptBytes: 16384,
+			MaxLogBytes: 16384, MaxResultBytes: 65536, MemoryBytes: 67108864, MaxScriptBytes: 16384, MaxScriptLines: 500, MaxNestingDepth: 32, MaxStackDepth: 128,
 			Isolation: IsolationProcessRequired,
 		}},
 		{Secure, Limits{
 			Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxConcurrency: 4,
 			AllowLoops: false, AllowConsole: true, Regex: RegexLiteral, RegexTimeout: 0,
-			MaxLogBytes: 65536, MaxResultBytes: 262144, MemoryBytes: 134217728, MaxScriptBytes: 65536,
+			MaxLogBytes: 65536, MaxResultBytes: 262144, MemoryBytes: 134217728, MaxScriptBytes: 65536, MaxScriptLines: 2000, MaxNestingDepth: 48, MaxStackDepth: 256,
 			Isolation: IsolationProcess,
 		}},
 		{Balanced, Limits{
 			Timeout: 5 * time.Second, MaxToolCalls: 500, MaxConcurrency: 8,
 			AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 100 * time.Millisecond,
-			MaxLogBytes: 262144, MaxResultBytes: 1048576, MemoryBytes: 268435456, MaxScriptBytes: 131072,
+			MaxLogBytes: 262144, MaxResultBytes: 1048576, MemoryBytes: 268435456, MaxScriptBytes: 131072, MaxScriptLines: 4000, MaxNestingDepth: 64, MaxStackDepth: 512,
 			Isolation: IsolationInProcess,
 		}},
 		{Experimental, Limits{
 			Timeout: 10 * time.Second, MaxToolCalls: 2000, MaxConcurrency: 16,
 			AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 250 * time.Millisecond,
-			MaxLogBytes: 1048576, MaxResultBytes: 4194304, MemoryBytes: 536870912, MaxScriptBytes: 262144,
+			MaxLogBytes: 1048576, MaxResultBytes: 4194304, MemoryBytes: 536870912, MaxScriptBytes: 262144, MaxScriptLines: 8000, MaxNestingDepth: 96, MaxStackDepth: 1024,
 			Isolation: IsolationInProcess,
 		}},
 	}
@@ -58,13 +58,13 @@ func TestPresetLimits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.name), func(t *testing.T) {
 			got, ok := LimitsFor(tt.name)
-			if !ok || got != tt.want {
+			if !ok || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("LimitsFor = %+v, %v; want %+v", got, ok, tt.want)
 			}
-			if cfg := parseOK(t, "preset: "+string(tt.name)); cfg.VM != tt.want || cfg.Preset != tt.name {
+			if cfg := parseOK(t, "preset: "+string(tt.name)); !reflect.DeepEqual(cfg.VM, tt.want) || cfg.Preset != tt.name {
 				t.Errorf("from YAML: preset %q, vm %+v", cfg.Preset, cfg.VM)
 			}
-			if cfg := parseOK(t, "", "CODECALL_PRESET="+string(tt.name)); cfg.VM != tt.want || cfg.Preset != tt.name {
+			if cfg := parseOK(t, "", "CODECALL_PRESET="+string(tt.name)); !reflect.DeepEqual(cfg.VM, tt.want) || cfg.Preset != tt.name {
 				t.Errorf("from env: preset %q, vm %+v", cfg.Preset, cfg.VM)
 			}
 			cfg := Default()
@@ -85,7 +85,7 @@ func TestDefault(t *testing.T) {
 		t.Fatalf("Default() does not validate: %v", err)
 	}
 	secure, _ := LimitsFor(Secure)
-	if cfg.Mode != ModeCodeCallOnly || cfg.Preset != Secure || cfg.VM != secure ||
+	if cfg.Mode != ModeCodeCallOnly || cfg.Preset != Secure || !reflect.DeepEqual(cfg.VM, secure) ||
 		cfg.MetaTools.Prefix != "codecall." || cfg.Search != (SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.35}) ||
 		cfg.Describe.MaxDefinitions != 10 || cfg.DirectCalls.Enabled {
 		t.Errorf("Default() = %+v", cfg)
@@ -112,7 +112,7 @@ func TestOverrides(t *testing.T) {
 			check: func(t *testing.T, c Config) {
 				want := secure
 				want.Timeout = 10 * time.Second
-				if c.VM != want {
+				if !reflect.DeepEqual(c.VM, want) {
 					t.Errorf("vm = %+v, want %+v", c.VM, want)
 				}
 			},
@@ -132,14 +132,19 @@ vm:
   maxResultBytes: 1MiB
   memoryBytes: 1 GiB
   maxScriptBytes: 4096
+  maxScriptLines: 40
+  maxNestingDepth: 12
+  maxStackDepth: 99
+  bannedIdentifiers: [fetch, XMLHttpRequest]
   isolation: in_process
 `,
 			check: func(t *testing.T, c Config) {
 				want := Limits{Timeout: 1500 * time.Millisecond, MaxToolCalls: 7, MaxConcurrency: 3,
 					AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 50 * time.Millisecond,
 					MaxLogBytes: 512000, MaxResultBytes: 1 << 20, MemoryBytes: 1 << 30, MaxScriptBytes: 4096,
+					MaxScriptLines: 40, MaxNestingDepth: 12, MaxStackDepth: 99, BannedIdentifiers: []string{"fetch", "XMLHttpRequest"},
 					Isolation: IsolationInProcess}
-				if c.VM != want {
+				if !reflect.DeepEqual(c.VM, want) {
 					t.Errorf("vm = %+v, want %+v", c.VM, want)
 				}
 			},
@@ -151,7 +156,7 @@ vm:
 			check: func(t *testing.T, c Config) {
 				want := balanced
 				want.MaxToolCalls = 9
-				if c.Preset != Balanced || c.VM != want {
+				if c.Preset != Balanced || !reflect.DeepEqual(c.VM, want) {
 					t.Errorf("preset %q vm %+v, want balanced with 9 tool calls", c.Preset, c.VM)
 				}
 			},

@@ -135,6 +135,23 @@ func (l Limits) issues(p keyPath) []issue {
 			add(b.key, "must be a positive byte size, got %d", b.n)
 		}
 	}
+	for _, n := range []struct {
+		key string
+		n   int
+	}{
+		{"maxScriptLines", l.MaxScriptLines},
+		{"maxNestingDepth", l.MaxNestingDepth},
+		{"maxStackDepth", l.MaxStackDepth},
+	} {
+		if n.n < 1 {
+			add(n.key, "must be at least 1, got %d", n.n)
+		}
+	}
+	for i, id := range l.BannedIdentifiers {
+		if id == "" || strings.ContainsAny(id, " \t\r\n.()[]") {
+			out = append(out, newIssue(p.field("bannedIdentifiers").index(i), "%q is not a JavaScript identifier", id))
+		}
+	}
 	isolations := []Isolation{IsolationProcessRequired, IsolationProcess, IsolationInProcess}
 	if !slices.Contains(isolations, l.Isolation) {
 		add("isolation", "unknown isolation %q; allowed: %s", l.Isolation, list(isolations))

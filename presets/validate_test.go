@@ -187,8 +187,10 @@ func TestValidate(t *testing.T) {
 		{"zero config", func(c *Config) { *c = Config{} }, []string{
 			"mode", "preset", "search.topK", "search.maxTopK", "describe.maxDefinitions",
 			"vm.timeout", "vm.maxToolCalls", "vm.maxConcurrency", "vm.regex",
-			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.isolation",
+			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation",
 		}},
+		{"banned identifiers", func(c *Config) { c.VM.BannedIdentifiers = []string{"ok", "", "a.b"} },
+			[]string{"vm.bannedIdentifiers[1]", "vm.bannedIdentifiers[2]"}},
 		{"mode", func(c *Config) { c.Mode = "x" }, []string{"mode"}},
 		{"NaN", func(c *Config) { c.Search.LowRelevance = math.NaN() }, []string{"search.lowRelevance"}},
 		{"globs", func(c *Config) {
