@@ -1,0 +1,134 @@
+// Package vm runs a validated plan in a fresh, hardened goja runtime under
+// a preset's limits: async tool calls with bounded concurrency on an event
+// loop, a deadline, a tool-call cap, log and result budgets, a memory
+// watchdog, and a JSON-only bridge to the host.
+package vm
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/codecall-go/codecall/presets"
+)
+
+// Status is the outcome of a run, as codecall.execute reports it.
+type Status string
+
+// The statuses of DESIGN.md's execute contract. SyntaxError is produced by
+// validation, before a runtime exists.
+const (
+	StatusOK            Status = "ok"
+	StatusSyntaxError   Status = "syntax_error"
+	StatusIllegalAccess Status = "illegal_access"
+	StatusRuntimeError  Status = "runtime_error"
+	StatusToolError     Status = "tool_error"
+	StatusTimeout       Status = "timeout"
+	StatusLimitExceeded Status = "limit_exceeded"
+)
+
+// Host is what a run needs from CodeCall. Every method may be called from
+// any goroutine; CallTool runs on its own goroutine while the plan goes on.
+type Host interface {
+	// CallTool runs one tool call through the access gate and the server's
+	// pipeline and returns the unwrapped result as JSON. A refusal or a
+	// failed call is a *policy.Error (its Code is what the plan sees).
+	CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error)
+	// GetTool returns a JSON description of a tool the plan may call
+	// ({name, description, appId, inputSchema, outputSchema?, annotations?}),
+	// or ok false.
+	GetTool(name string) (desc json.RawMessage, ok bool)
+	// Log sends an MCP logging message to the client (mcpLog).
+	Log(ctx context.Context, level, message string, data json.RawMessage)
+	// Notify sends an MCP notification to the client (mcpNotify).
+	Notify(ctx context.Context, event string, payload json.RawMessage)
+}
+
+// Options configure one run.
+type Options struct {
+	// RunID names the run in results, traces and logs.
+	RunID string
+	// Limits are the preset's limits, with overrides applied.
+	Limits presets.Limits
+	// Context is the request's context object, frozen as codecallContext.
+	Context json.RawMessage
+}
+
+// LogEntry is one captured console or mcpLog line.
+type LogEntry struct {
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// TraceEntry is one tool call of a run; it never holds inputs or outputs.
+type TraceEntry struct {
+	ToolName   string  `json:"toolName"`
+	DurationMs float64 `json:"durationMs"`
+	OK         bool    `json:"ok"`
+	Error      string  `json:"error,omitempty"` // the error code
+}
+
+// Metrics describe a run.
+type Metrics struct {
+	DurationMs float64 `json:"durationMs"`
+	ToolCalls  int     `json:"toolCalls"`
+}
+
+// ErrorInfo is the error of a non-ok status. Which fields are set depends
+// on the status: Kind and Location for illegal_access; Source "script" and
+// Name for runtime_error; Source "tool", ToolName, ToolInput, Code, Details
+// for tool_error; Limit for limit_exceeded.
+type ErrorInfo struct {
+	Source    string          `json:"source,omitempty"`
+	Message   string          `json:"message"`
+	Name      string          `json:"name,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
+	Location  *Location       `json:"location,omitempty"`
+	ToolName  string          `json:"toolName,omitempty"`
+	ToolInput json.RawMessage `json:"toolInput,omitempty"`
+	Code      string          `json:"code,omitempty"`
+	Details   json.RawMessage `json:"details,omitempty"`
+	Limit     string          `json:"limit,omitempty"`
+}
+
+// Location is a 1-based position in the user's script.
+type Location struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+// Warning is an advisory note, e.g. a truncated result or log.
+type Warning struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Result is the outcome of a run, ready to be encoded as codecall.execute's
+// structured result.
+type Result struct {
+	Status    Status          `json:"status"`
+	Result    json.RawMessage `json:"result,omitempty"` // set when Status is ok; JSON null for undefined
+	Error     *ErrorInfo      `json:"error,omitempty"`
+	Logs      []LogEntry      `json:"logs,omitempty"`
+	ToolTrace []TraceEntry    `json:"toolTrace"`
+	Metrics   Metrics         `json:"metrics"`
+	Warnings  []Warning       `json:"warnings,omitempty"`
+	RunID     string          `json:"runId"`
+}
+
+// Limit names reported in limit_exceeded errors: the YAML key of the limit.
+const (
+	LimitToolCalls = "maxToolCalls"
+	LimitMemory    = "memoryBytes"
+	LimitStack     = "maxStackDepth"
+	LimitRegexTime = "regexTimeout"
+	LimitLogBytes  = "maxLogBytes"
+	LimitResult    = "maxResultBytes"
+)
+
+// Kinds of illegal_access found at run time (validation reports its own
+// kinds, see package ast).
+const (
+	KindCodeGeneration = "code_generation" // eval/Function/constructor reached at run time
+	KindRegex          = "regex"           // a RegExp the preset forbids, built at run time
+	KindIsolation      = "isolation"       // the preset requires a worker process this host cannot start
+)
