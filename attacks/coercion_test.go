@@ -1,0 +1,223 @@
+package attacks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/codecall-go/codecall/presets"
+)
+
+// coercionCases hand the host objects whose conversion runs plan code:
+// toString, valueOf, Symbol.toPrimitive, getters and toJSON. Each is read
+// at most once, so what the gate checked is what the tool gets, and plan
+// code running inside a conversion is still bound by the run's limits.
+var coercionCases = []attackCase{
+	// Wall: the bridge. A tool name must be a string; an object whose
+	// toString says test.count to the gate and test.secret to dispatch is
+	// refused before either.
+	{name: "name-toString-switch", cat: catCoercion, bypass: true,
+		script: `let n = 0; const name = {toString() { return n++ === 0 ? 'test.count' : 'test.secret' }}; return await callTool(name, {})`,
+		want:   typeError},
+	// Wall: the bridge. The same with Symbol.toPrimitive.
+	{name: "name-toPrimitive-switch", cat: catCoercion, bypass: true,
+		script: `let n = 0; const name = {[Symbol.toPrimitive]() { return n++ === 0 ? 'test.count' : 'test.secret' }}; return await callTool(name, {})`,
+		want:   typeError},
+	// Wall: the bridge. The same with valueOf.
+	{name: "name-valueOf-switch", cat: catCoercion, bypass: true,
+		script: `let n = 0; const name = {valueOf() { return n++ === 0 ? 'test.count' : 'test.secret' }, toString: undefined}; return await callTool(name, {})`,
+		want:   typeError},
+	// Wall: the bridge. A String object is not a string either.
+	{name: "name-String-object", cat: catCoercion, bypass: true,
+		script: `return await callTool(new String('test.count'), {})`,
+		want:   typeError},
+	// Wall: the bridge. An array that stringifies to a tool name.
+	{name: "name-array", cat: catCoercion, bypass: true,
+		script: `return await callTool(['test.count'], {})`,
+		want:   typeError},
+	// Wall: the bridge. A number.
+	{name: "name-number", cat: catCoercion, bypass: true,
+		script: `return await callTool(42, {})`,
+		want:   typeError},
+	// Wall: the bridge. A getter is read once: the value the tool gets is
+	// the one the plan's single read produced.
+	{name: "input-getter-read-once", cat: catCoercion,
+		script: `let reads = 0; const o = {}; Object.defineProperty(o, 'x', {enumerable: true, get() { return ++reads }});
+const r = await callTool('test.echo', o); return {reads, r}`,
+		want: ok(`{"reads":1,"r":{"x":1}}`), check: toolSaw(`{"x":1}`)},
+	// Wall: the bridge. The same for a nested getter.
+	{name: "nested-getter-read-once", cat: catCoercion,
+		script: `let reads = 0; const inner = {}; Object.defineProperty(inner, 'y', {enumerable: true, get() { return ++reads }});
+const r = await callTool('test.echo', {a: {b: inner}}); return {reads, r}`,
+		want: ok(`{"reads":1,"r":{"a":{"b":{"y":1}}}}`), check: toolSaw(`{"a":{"b":{"y":1}}}`)},
+	// Wall: the bridge. An array index getter is read once.
+	{name: "array-index-getter-read-once", cat: catCoercion,
+		script: `let reads = 0; const a = [0, 0]; Object.defineProperty(a, 0, {enumerable: true, get() { return ++reads }});
+const r = await callTool('test.echo', {a}); return {reads, r}`,
+		want: ok(`{"reads":1,"r":{"a":[1,0]}}`), check: toolSaw(`{"a":[1,0]}`)},
+	// Wall: the bridge. toJSON runs once; a second call would send the
+	// marker.
+	{name: "toJSON-switch", cat: catCoercion,
+		script: `let n = 0; const o = {toJSON() { return n++ === 0 ? {a: 'safe'} : {a: 'PW' + 'NED'} }};
+const r = await callTool('test.echo', o); return {n, r}`,
+		want: ok(`{"n":1,"r":{"a":"safe"}}`), check: toolSaw(`{"a":"safe"}`)},
+	// Wall: the bridge. toString, valueOf and Symbol.toPrimitive on an
+	// input value are not called: the value is an object with no data.
+	{name: "input-toPrimitive-ignored", cat: catCoercion,
+		script: `const x = {toString() { return 'PW' + 'NED' }, valueOf() { return 'PW' + 'NED' }, [Symbol.toPrimitive]() { return 'PW' + 'NED' }};
+return await callTool('test.echo', {x})`,
+		want: ok(`{"x":{}}`), check: toolSaw(`{"x":{}}`)},
+	// Wall: the bridge. A getter that throws fails the call with the
+	// plan's own error, as an uncaught script error.
+	{name: "getter-throws", cat: catCoercion, bypass: true,
+		script: `const o = {}; Object.defineProperty(o, 'x', {enumerable: true, get() { throw new RangeError('boom from getter') }});
+return await callTool('test.count', o)`,
+		want: rangeError,
+		check: func(t *testing.T, h *host, r *response) {
+			if !strings.Contains(r.Error.Message, "boom from getter") {
+				t.Errorf("message %q does not carry the getter's error", r.Error.Message)
+			}
+		}},
+	// Wall: the bridge. The getter's error is catchable like any other.
+	{name: "getter-throws-caught", cat: catCoercion, bypass: true,
+		script: `const o = {}; Object.defineProperty(o, 'x', {enumerable: true, get() { throw new RangeError('boom') }});
+try { await callTool('test.count', o) } catch (e) { return e.name + ': ' + e.message }`,
+		want: ok(`"RangeError: boom"`)},
+	// Wall: the deadline. A getter that never returns, run by the host's
+	// conversion, still ends at the timeout.
+	{name: "getter-loops-forever", cat: catCoercion, preset: presets.Balanced, bypass: true,
+		limits: short,
+		script: `const o = {}; Object.defineProperty(o, 'x', {enumerable: true, get() { for (;;) {} }}); return await callTool('test.count', o)`,
+		want:   timedOut},
+	// Wall: the stack limit. A getter that recurses, run by the host's
+	// conversion.
+	{name: "getter-recurses-forever", cat: catCoercion, bypass: true,
+		script: `const o = {}; Object.defineProperty(o, 'x', {enumerable: true, get() { return o.x }}); return await callTool('test.count', o)`,
+		want:   stackExceeded},
+	// Wall: the bridge. A getter that changes the object while it is being
+	// converted: keys are taken once, each value read once.
+	{name: "getter-mutates-input", cat: catCoercion,
+		script: `const o = {a: 1}; Object.defineProperty(o, 'b', {enumerable: true, get() { delete o.a; o.c = 3; return 2 }});
+return await callTool('test.echo', o)`,
+		want: ok(`{"a":1,"b":2}`), check: toolSaw(`{"a":1,"b":2}`)},
+	// Wall: the bridge. A getter that calls another tool while the host
+	// converts the first call's input neither deadlocks nor skips the gate.
+	{name: "getter-reentrant-callTool", cat: catCoercion,
+		script: `let inner; const o = {}; Object.defineProperty(o, 'x', {enumerable: true, get() { inner = callTool('test.count', {}); return 1 }});
+const r = await callTool('test.echo', o); return [r, await inner]`,
+		want: ok(`[{"x":1},{"count":1}]`), check: countRan(1)},
+	// Wall: the bridge. A Date is converted by its own toJSON.
+	{name: "date-input", cat: catCoercion,
+		script: `return await callTool('test.echo', {d: new Date(0)})`,
+		want:   ok(`{"d":"1970-01-01T00:00:00.000Z"}`)},
+}
+
+func TestCoercion(t *testing.T) { runCases(t, coercionCases) }
+
+// short sets the short run timeout for cases that must end by the deadline.
+func short(l *presets.Limits) { l.Timeout = shortTimeout }
+
+// proxyCases hide behaviour behind Proxy traps where the host reads inputs,
+// names and results.
+var proxyCases = []attackCase{
+	// Wall: the bridge. A get trap is consulted once per key.
+	{name: "input-get-trap-read-once", cat: catProxy,
+		script: `let n = 0; const p = new Proxy({a: 0}, {get(t, k) { return k === 'a' ? ++n : Reflect.get(t, k) }});
+const r = await callTool('test.echo', p); return {n, r}`,
+		want: ok(`{"n":1,"r":{"a":1}}`), check: toolSaw(`{"a":1}`)},
+	// Wall: the bridge. A proxy as the tool name.
+	{name: "proxy-tool-name", cat: catProxy, bypass: true,
+		script: `let n = 0; const name = new Proxy({}, {get(t, k) { if (k === Symbol.toPrimitive || k === 'toString') return () => (n++ === 0 ? 'test.count' : 'test.secret'); return Reflect.get(t, k) }});
+return await callTool(name, {})`,
+		want: typeError},
+	// Wall: the bridge. An ownKeys trap that reports __proto__ cannot
+	// smuggle the key to the tool.
+	{name: "ownKeys-proto", cat: catProxy,
+		script: `const p = new Proxy({a: 1}, {
+  ownKeys() { return ['__proto__', 'a'] },
+  getOwnPropertyDescriptor(t, k) { return {value: k === 'a' ? 1 : {polluted: 1}, enumerable: true, configurable: true, writable: true} },
+  get(t, k) { return k === 'a' ? 1 : k === '__proto__' ? {polluted: 1} : undefined },
+});
+return await callTool('test.echo', p)`,
+		want: ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+	// Wall: the bridge. A revoked proxy as input is a TypeError.
+	{name: "revoked-input", cat: catProxy, bypass: true,
+		script: `const {proxy, revoke} = Proxy.revocable({a: 1}, {}); revoke(); return await callTool('test.count', proxy)`,
+		want:   typeError},
+	// Wall: result export. A revoked proxy as the result is a TypeError.
+	{name: "revoked-result", cat: catProxy,
+		script: `const {proxy, revoke} = Proxy.revocable({a: 1}, {}); revoke(); return proxy`,
+		want:   typeError},
+	// Wall: the deadline stays armed while the result is exported.
+	{name: "result-ownKeys-loops", cat: catProxy, preset: presets.Balanced, limits: short,
+		script: `return new Proxy({}, {ownKeys() { for (;;) {} }})`,
+		want:   timedOut},
+	// Wall: the deadline, while an input is converted.
+	{name: "input-ownKeys-loops", cat: catProxy, preset: presets.Balanced, limits: short, bypass: true,
+		script: `return await callTool('test.count', new Proxy({}, {ownKeys() { for (;;) {} }}))`,
+		want:   timedOut},
+	// Wall: the stack limit, while the result is exported.
+	{name: "result-get-trap-recurses", cat: catProxy,
+		script: `const p = new Proxy({a: 1}, {get(t, k) { return p[k] }}); return p`,
+		want:   stackExceeded},
+	// Wall: result export. A trap that throws is the plan's error.
+	{name: "result-trap-throws", cat: catProxy,
+		script: `return new Proxy({a: 1}, {ownKeys() { throw new TypeError('trap says no') }})`,
+		want:   typeError},
+	// Wall: the deadline. An array proxy that lies about its length makes
+	// the bridge call its get trap a billion times.
+	{name: "input-array-length-lie", cat: catProxy, preset: presets.Balanced, limits: short, bypass: true,
+		script: `const p = new Proxy([1, 2, 3], {get(t, k) { return k === 'length' ? 1e9 : Reflect.get(t, k) }}); return await callTool('test.count', {p})`,
+		want:   timedOut},
+	// Wall: the gate. A proxy around callTool that swaps the name: the
+	// gate sees the name that is actually called.
+	{name: "proxy-around-callTool", cat: catProxy,
+		script: `const p = new Proxy(callTool, {apply(t, self, args) { return Reflect.apply(t, self, ['test.count', {}]) }}); return await p('test.secret', {})`,
+		want:   ok(`{"count":1}`), check: countRan(1)},
+}
+
+func TestProxy(t *testing.T) { runCases(t, proxyCases) }
+
+// jsonCases abuse JSON.parse revivers and JSON.stringify replacers, which
+// run plan code inside native built-ins.
+var jsonCases = []attackCase{
+	// Wall: validator. A reviver reaching Function by name.
+	{name: "reviver-named-constructor", cat: catJSON,
+		script: `return JSON.parse('{"a":"x"}', function (k, v) { return k === 'a' ? this.constructor.constructor("return 'PW'+'NED'")() : v })`,
+		want:   bannedMember},
+	// Wall: runtime. A reviver reaching Function by computed keys.
+	{name: "reviver-computed-constructor", cat: catJSON,
+		script: `const c = 'constr' + 'uctor'; return JSON.parse('{"a":"x"}', function (k, v) { return k === 'a' ? this[c][c]("return 'PW'+'NED'")() : v })`,
+		want:   codeGeneration},
+	// Wall: none needed: a replacer's side effects stay in the plan.
+	{name: "replacer-side-effects", cat: catJSON,
+		script: `let calls = 0; const s = JSON.stringify({a: 1, b: [1, 2]}, function (k, v) { calls++; return v }); return {s, calls}`,
+		want:   ok(`{"s":"{\"a\":1,\"b\":[1,2]}","calls":5}`)},
+	// Wall: the gate. Tool calls started from inside a replacer go through
+	// the gate and count like any other.
+	{name: "replacer-calls-tools", cat: catJSON,
+		script: `const ps = []; JSON.stringify({a: 1, b: 2}, (k, v) => { ps.push(callTool('test.count', {})); return v }); return (await Promise.all(ps)).length`,
+		want:   ok(`3`), check: countRan(3)},
+	// Wall: JSON.stringify clamps indentation to ten spaces.
+	{name: "huge-indent-number", cat: catJSON,
+		script: `return JSON.stringify({a: [1]}, null, 1e9) === JSON.stringify({a: [1]}, null, 10)`,
+		want:   ok(`true`)},
+	// Wall: JSON.stringify uses only the first ten characters of a gap.
+	{name: "huge-indent-string", cat: catJSON,
+		script: `return JSON.stringify({a: [1]}, null, 'x'.repeat(1e6)) === JSON.stringify({a: [1]}, null, 'xxxxxxxxxx')`,
+		want:   ok(`true`)},
+	// Wall: a replacer list ignores plain objects, whatever their toString.
+	{name: "replacer-list-toString", cat: catJSON,
+		script: `return JSON.stringify({a: 1, b: 2}, [{toString() { return 'a' }}])`,
+		want:   ok(`"{}"`)},
+	// Wall: result export. A reviver that returns a hostile proxy as the
+	// whole result.
+	{name: "reviver-returns-proxy", cat: catJSON,
+		script: `return JSON.parse('{"a":1}', (k, v) => k === '' ? new Proxy(v, {ownKeys() { throw new TypeError('trap') }}) : v)`,
+		want:   typeError},
+	// Wall: a reviver's error is an ordinary script error.
+	{name: "reviver-throws", cat: catJSON,
+		script: `return JSON.parse('{"a":1}', () => { throw new RangeError('reviver') })`,
+		want:   rangeError},
+}
+
+func TestJSONTricks(t *testing.T) { runCases(t, jsonCases) }

@@ -1,0 +1,10 @@
+// Package attacks is an end-to-end attack suite for codecall.execute. Its
+// tests wrap a small mcp-go server with CodeCall, connect a real MCP client
+// in process, send hostile plans (sandbox escapes, tampering with injected
+// bindings, coercion tricks, resource bombs, tool-call floods, Unicode
+// tricks) and assert the exact outcome of each one, and that the host is
+// unharmed afterwards: it still answers, leaks no goroutines or memory,
+// and never ran a tool the plan was refused.
+//
+// The package holds no code outside its tests.
+package attacks

@@ -1,0 +1,194 @@
+package attacks
+
+import (
+	"testing"
+	"time"
+
+	"github.com/codecall-go/codecall/presets"
+)
+
+// regexCases try catastrophic backtracking, which goja's backtracking
+// engine does not interrupt, and regexes the preset forbids.
+var regexCases = []attackCase{
+	// Wall: goja runs RE2-compatible patterns on Go's linear engine, so
+	// the classic nested quantifier is harmless and prompt.
+	{name: "nested-quantifier-re2", cat: catRegex, preset: presets.Balanced,
+		script: `return /(a+)+$/.test('a'.repeat(40) + 'b')`, want: ok(`false`), check: prompt(time.Second)},
+	// Wall: the same, (x+x+)+y.
+	{name: "xx-plus-y-re2", cat: catRegex, preset: presets.Balanced,
+		script: `return /(x+x+)+y/.test('x'.repeat(5000))`, want: ok(`false`), check: prompt(time.Second)},
+	// Wall: the regex time limit, a backreference forces backtracking.
+	{name: "backreference-catastrophe", cat: catRegex, preset: presets.Balanced,
+		script: `return /^(a+)+\1b$/.test('a'.repeat(40))`, want: regexTimeout, check: prompt(time.Second)},
+	// Wall: the regex time limit, a lookahead forces backtracking.
+	{name: "lookahead-catastrophe", cat: catRegex, preset: presets.Balanced,
+		script: `return /^(?=(a+)+b)/.test('a'.repeat(40))`, want: regexTimeout, check: prompt(time.Second)},
+	// Wall: the regex time limit inside String.prototype.replace.
+	{name: "replace-catastrophe", cat: catRegex, preset: presets.Balanced,
+		script: `return 'a'.repeat(40).replace(/^(a+)+\1b/, 'x')`, want: regexTimeout, check: prompt(time.Second)},
+	// Wall: the regex time limit for a pattern built at run time.
+	{name: "regexp-constructor-catastrophe", cat: catRegex, preset: presets.Balanced,
+		script: `return new RegExp('^(?=(a+)+b)').test('a'.repeat(40))`, want: regexTimeout, check: prompt(time.Second)},
+	// Wall: the regex time limit cannot be caught and retried.
+	{name: "catastrophe-caught", cat: catRegex, preset: presets.Balanced,
+		script: `try { /^(a+)+\1b$/.test('a'.repeat(40)) } catch (e) { return 'caught' } return 'done'`, want: regexTimeout, check: prompt(time.Second)},
+	// Wall: validator, secure allows literals only.
+	{name: "secure-RegExp-constructor", cat: catRegex,
+		script: `return new RegExp('^a+$').test('aaa')`, want: regexRefused},
+	// Wall: validator, secure allows RE2-safe literals only: no
+	// backreferences.
+	{name: "secure-backreference-literal", cat: catRegex,
+		script: `return /^(a+)+\1b$/.test('a'.repeat(40))`, want: regexRefused},
+	// Wall: validator, secure: no lookarounds.
+	{name: "secure-lookahead-literal", cat: catRegex,
+		script: `return /^(?=(a+)+b)/.test('a'.repeat(40))`, want: regexRefused},
+	// Wall: runtime, secure: a RegExp reached through a literal's
+	// constructor by computed key.
+	{name: "secure-RegExp-via-literal", cat: catRegex,
+		script: `const R = /x/['constr' + 'uctor']; return new R('^(a+)+\\1b$').test('a'.repeat(40))`, want: regexAtRunTime},
+	// Wall: runtime, secure: a string pattern that only the backtracking
+	// engine can run, built by String.prototype.match.
+	{name: "secure-match-string-pattern", cat: catRegex,
+		script: `return 'a'.repeat(40).match('^(a+)+\\1b$')`, want: regexAtRunTime},
+	// Wall: validator, locked_down forbids regex literals (in process here).
+	{name: "locked-down-literal", cat: catRegex, preset: presets.LockedDown,
+		script: `return /a/.test('a')`, want: regexRefused},
+	// Wall: runtime, locked_down: String.prototype.match builds a RegExp.
+	{name: "locked-down-match-string", cat: catRegex, preset: presets.LockedDown,
+		script: `return 'abc'.match('b') !== null`, want: regexAtRunTime},
+	// Wall: none needed: locked_down string methods without regexes work.
+	{name: "locked-down-split-string", cat: catRegex, preset: presets.LockedDown,
+		script: `return 'a-b'.split('-')`, want: ok(`["a","b"]`)},
+}
+
+func TestReDoS(t *testing.T) { runCases(t, regexCases) }
+
+// prompt checks that the run reported ending within d.
+func prompt(d time.Duration) func(t *testing.T, h *host, r *response) {
+	return func(t *testing.T, h *host, r *response) {
+		t.Helper()
+		if got := time.Duration(r.Metrics.DurationMs * float64(time.Millisecond)); got > d {
+			t.Errorf("the run took %v, want under %v", got, d)
+		}
+	}
+}
+
+// logsWithin checks that the kept logs fit the log budget and that a
+// warning says they were cut.
+func logsWithin(limit int64) func(t *testing.T, h *host, r *response) {
+	return func(t *testing.T, h *host, r *response) {
+		t.Helper()
+		var n int64
+		for _, l := range r.Logs {
+			n += int64(len(l.Message))
+		}
+		if n > limit {
+			t.Errorf("%d bytes of logs kept, over the %d-byte budget", n, limit)
+		}
+		if len(r.Logs) == 0 {
+			t.Errorf("no logs kept at all")
+		}
+		if len(r.Warnings) == 0 {
+			t.Errorf("logs were cut without a warning")
+		}
+	}
+}
+
+// resultWithin checks that a cut result fits the result budget and that
+// a warning says so.
+func resultWithin(limit int64) func(t *testing.T, h *host, r *response) {
+	return func(t *testing.T, h *host, r *response) {
+		t.Helper()
+		if n := int64(len(r.Result)); n > limit {
+			t.Errorf("result of %d bytes, over the %d-byte budget", n, limit)
+		}
+		if len(r.Warnings) == 0 {
+			t.Errorf("result was cut without a warning")
+		}
+	}
+}
+
+// fewerNotifications checks that the client got fewer than n
+// notifications whose method starts with prefix.
+func fewerNotifications(prefix string, n int) func(t *testing.T, h *host, r *response) {
+	return func(t *testing.T, h *host, r *response) {
+		t.Helper()
+		time.Sleep(100 * time.Millisecond) // let in-flight notifications arrive
+		if got := h.notificationCount(prefix); got >= n {
+			t.Errorf("the client got %d %s notifications; a flood of %d must be rate-limited", got, prefix, n)
+		}
+	}
+}
+
+// outputCases flood logs, notifications and the result.
+var outputCases = []attackCase{
+	// Wall: the log budget (balanced, 256 KiB): the run succeeds with
+	// its logs cut and a warning.
+	{name: "console-log-loop", cat: catOutput, preset: presets.Balanced,
+		script: `for (let i = 0; i < 10000; i++) console.log('x'.repeat(100)); return 'done'`,
+		want:   ok(`"done"`), check: logsWithin(256 << 10)},
+	// Wall: the log budget (secure, 64 KiB), without a loop.
+	{name: "console-log-array-from", cat: catOutput,
+		script: `Array.from({length: 2000}, () => console.log('y'.repeat(100))); return 'done'`,
+		want:   ok(`"done"`), check: logsWithin(64 << 10)},
+	// Wall: the log budget, one huge line.
+	{name: "console-log-one-huge-line", cat: catOutput,
+		script: `console.log('z'.repeat(1e6)); return 'done'`,
+		want:   ok(`"done"`), check: logsWithin(64 << 10)},
+	// Wall: the log budget, every console method.
+	{name: "console-every-method", cat: catOutput,
+		script: `Array.from({length: 500}, () => { console.info('i'.repeat(100)); console.warn('w'.repeat(100)); console.error('e'.repeat(100)); console.debug('d'.repeat(100)) }); return 'done'`,
+		want:   ok(`"done"`), check: logsWithin(64 << 10)},
+	// Wall: console formatting survives a cycle.
+	{name: "console-log-cycle", cat: catOutput,
+		script: `const o = {a: 1}; o.self = o; console.log(o); return 'done'`,
+		want:   ok(`"done"`)},
+	// Wall: locked_down has no console (in process here).
+	{name: "locked-down-console", cat: catOutput, preset: presets.LockedDown,
+		script: `console.log('x'); return 1`,
+		want:   bannedIdentifier},
+	// Wall: mcpLog is rate-limited.
+	{name: "mcpLog-flood", cat: catOutput,
+		script: `Array.from({length: 5000}, (_, i) => mcpLog('info', 'm' + i)); return 'done'`,
+		want:   ok(`"done"`), check: fewerNotifications("notifications/message", 5000)},
+	// Wall: mcpNotify is rate-limited.
+	{name: "mcpNotify-flood", cat: catOutput,
+		script: `Array.from({length: 5000}, (_, i) => mcpNotify('tick', {i})); return 'done'`,
+		want:   ok(`"done"`), check: fewerNotifications("notifications/codecall", 5000)},
+	// Wall: the result budget (balanced, 1 MiB): a huge string is cut
+	// with a warning.
+	{name: "huge-string-result", cat: catOutput, preset: presets.Balanced,
+		script: `return 'x'.repeat(2e6)`,
+		want:   ok(""), check: resultWithin(1 << 20)},
+	// Wall: the result budget, a huge array of objects.
+	{name: "huge-array-result", cat: catOutput, preset: presets.Balanced,
+		script: `return Array.from({length: 1e5}, (_, i) => ({i, s: 'x'.repeat(20)}))`,
+		want:   ok(""), check: resultWithin(1 << 20)},
+	// Wall: result export. A cycle is a clear error.
+	{name: "cyclic-result", cat: catOutput,
+		script: `const o = {a: 1}; o.self = o; return o`,
+		want:   typeError},
+	// Wall: result export. A BigInt is a clear error.
+	{name: "bigint-result", cat: catOutput,
+		script: `return {n: 10n}`,
+		want:   typeError},
+	// Wall: result export. A function is a clear error.
+	{name: "function-result", cat: catOutput,
+		script: `return function () { return 1 }`,
+		want:   typeError},
+	// Wall: result export. undefined becomes null.
+	{name: "undefined-result", cat: catOutput,
+		script: `return undefined`,
+		want:   ok(`null`)},
+	// Wall: result export. No return value at all is null too.
+	{name: "no-return", cat: catOutput,
+		script: `const x = 1`,
+		want:   ok(`null`)},
+	// Wall: result export. A result whose toJSON returns a huge value is
+	// cut like any other.
+	{name: "toJSON-huge-result", cat: catOutput, preset: presets.Balanced,
+		script: `return {toJSON() { return 'q'.repeat(3e6) }}`,
+		want:   ok(""), check: resultWithin(1 << 20)},
+}
+
+func TestOutputFloods(t *testing.T) { runCases(t, outputCases) }

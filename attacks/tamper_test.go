@@ -1,0 +1,234 @@
+package attacks
+
+import (
+	"testing"
+
+	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/vm"
+)
+
+// pollutionCases pollute prototypes and tamper with the injected bindings,
+// hoping the host's conversions (tool inputs, results, errors) or later
+// code pick up what the plan changed. The host must convert with its own
+// untouched logic and never let a __proto__ key become a prototype.
+var pollutionCases = []attackCase{
+	// Wall: validator, .prototype by name.
+	{name: "object-prototype-named", cat: catPollution,
+		script: `Object.prototype.polluted = 1; return ({}).polluted`,
+		want:   bannedMember},
+	// Wall: validator, .__proto__ by name.
+	{name: "dunder-proto-named", cat: catPollution,
+		script: `({}).__proto__.polluted = 1; return ({}).polluted`,
+		want:   bannedMember},
+	// Wall: validator, ["__proto__"] by string literal.
+	{name: "dunder-proto-string-key", cat: catPollution,
+		script: `({})["__proto__"].polluted = 1; return ({}).polluted`,
+		want:   bannedMember},
+	// Wall: validator, __defineGetter__ by name.
+	{name: "defineGetter-named", cat: catPollution,
+		script: `({}).__defineGetter__('x', () => 1); return 1`,
+		want:   bannedMember},
+	// Wall: runtime, frozen intrinsics. Object.prototype by computed key
+	// cannot be written, so the host's view of inputs stays clean.
+	{name: "object-prototype-computed", cat: catPollution,
+		script: `Object['proto' + 'type'].polluted = 'PW' + 'NED'; return await callTool('test.echo', {a: 1})`,
+		want:   typeError},
+	// Wall: runtime, frozen intrinsics. An inherited toJSON would rewrite
+	// every input the host serialises with the plan's JSON logic.
+	{name: "object-prototype-toJSON", cat: catPollution,
+		script: `Object.defineProperty(Object['proto' + 'type'], 'toJSON', {value: () => ({p: 'PW' + 'NED'}), configurable: true});
+return await callTool('test.echo', {a: 1})`,
+		want: typeError},
+	// Wall: runtime, frozen intrinsics. An inherited then would turn every
+	// tool result into a thenable the plan controls.
+	{name: "object-prototype-then", cat: catPollution,
+		script: `Object.defineProperty(Object['proto' + 'type'], 'then', {value(res) { res('hijacked') }, configurable: true});
+return await callTool('test.echo', {a: 1})`,
+		want: typeError},
+	// Wall: runtime, frozen intrinsics. Promise.prototype.then replaced
+	// before awaiting a tool call.
+	{name: "promise-then-replaced", cat: catPollution,
+		script: `Promise['proto' + 'type'].then = function () { return 'hijacked' }; return await callTool('test.echo', {a: 1})`,
+		want:   typeError},
+	// Wall: runtime, frozen intrinsics. Array.prototype.map replaced before
+	// the host converts an array input.
+	{name: "array-map-replaced", cat: catPollution,
+		script: `Array['proto' + 'type'].map = function () { return ['PW' + 'NED'] }; return await callTool('test.echo', {list: [1, 2]})`,
+		want:   typeError},
+	// Wall: runtime, frozen intrinsics. JSON.parse replaced before the host
+	// turns a text result into a value.
+	{name: "json-parse-replaced", cat: catPollution,
+		script: `JSON.parse = () => ({p: 'PW' + 'NED'}); return await callTool('test.json', {text: '{"a":1}'})`,
+		want:   typeError},
+	// Wall: runtime, frozen intrinsics. JSON.stringify replaced before the
+	// host serialises an input.
+	{name: "json-stringify-replaced", cat: catPollution,
+		script: `JSON.stringify = () => '{"p":"' + 'PW' + 'NED' + '"}'; return await callTool('test.echo', {a: 1})`,
+		want:   typeError},
+	// Wall: runtime, frozen intrinsics. Object.keys replaced before the
+	// host walks an input.
+	{name: "object-keys-replaced", cat: catPollution,
+		script: `Object.keys = () => ['p']; return await callTool('test.echo', {a: 1})`,
+		want:   typeError},
+	// Wall: the bridge. A __proto__ key from JSON.parse is an own property;
+	// it must not reach the tool.
+	{name: "json-proto-key-input", cat: catPollution,
+		script: `return await callTool('test.echo', JSON.parse('{"__proto__": {"polluted": 1}, "a": 1}'))`,
+		want:   ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+	// Wall: the bridge. A computed __proto__ key is an own property too.
+	{name: "computed-proto-key-input", cat: catPollution,
+		script: `return await callTool('test.echo', {['__pro' + 'to__']: {polluted: 1}, a: 1})`,
+		want:   ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+	// Wall: the bridge. A nested __proto__ key, deeper in the input.
+	{name: "nested-proto-key-input", cat: catPollution,
+		script: `return await callTool('test.echo', {a: {b: JSON.parse('{"__proto__": {"polluted": 1}, "c": 2}')}})`,
+		want:   ok(`{"a":{"b":{"c":2}}}`), check: toolSaw(`{"a":{"b":{"c":2}}}`)},
+	// Wall: validator. A __proto__ key in an object literal sets the
+	// literal's prototype.
+	{name: "literal-proto-key-input", cat: catPollution,
+		script: `return await callTool('test.echo', {__proto__: {polluted: 1}, a: 1})`,
+		want:   bannedMember},
+	// Wall: the bridge. A tool result with a __proto__ key becomes no
+	// prototype, and Object.prototype stays clean.
+	{name: "proto-key-in-result", cat: catPollution,
+		script: `const r = await callTool('test.json', {text: '{"__proto__": {"polluted": "yes"}, "a": 1}'});
+return [r.polluted === undefined, ({}).polluted === undefined, Object.getPrototypeOf(r) === Object.getPrototypeOf({}), r.a]`,
+		want: ok(`[true, true, true, 1]`)},
+	// Wall: the bridge. The same in a nested result object.
+	{name: "nested-proto-key-in-result", cat: catPollution,
+		script: `const r = await callTool('test.json', {text: '{"x": {"__proto__": {"polluted": "yes"}}}'});
+return [r.x.polluted === undefined, ({}).polluted === undefined, Object.getPrototypeOf(r.x) === Object.getPrototypeOf({})]`,
+		want: ok(`[true, true, true]`)},
+	// Wall: the bridge. An inherited property never reaches the tool.
+	{name: "inherited-input-property", cat: catPollution,
+		script: `const o = Object.setPrototypeOf({a: 1}, {inherited: 'x'}); return await callTool('test.echo', o)`,
+		want:   ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+	// Wall: runtime. callTool cannot be reassigned.
+	{name: "callTool-reassigned", cat: catPollution,
+		script: `callTool = () => 'PW' + 'NED'; return await callTool('test.echo', {})`,
+		want:   typeError},
+	// Wall: runtime. Top-level this is undefined in the plan's strict code,
+	// so it cannot reach the global object.
+	{name: "defineProperty-this", cat: catPollution,
+		script: `Object.defineProperty(this, 'callTool', {value: () => 'PW' + 'NED'}); return await callTool('test.echo', {})`,
+		want:   typeError},
+	// Wall: runtime. codecallContext is frozen.
+	{name: "codecallContext-write", cat: catPollution, context: map[string]any{"user": "alice"},
+		script: `codecallContext.user = 'mallory'; return codecallContext.user`,
+		want:   typeError},
+	// Wall: runtime. codecallContext is frozen all the way down.
+	{name: "codecallContext-deep-write", cat: catPollution, context: map[string]any{"org": map[string]any{"id": "o1"}},
+		script: `codecallContext.org.id = 'o2'; return codecallContext.org.id`,
+		want:   typeError},
+	// Wall: runtime. codecallContext cannot be rebound.
+	{name: "codecallContext-reassigned", cat: catPollution, context: map[string]any{"user": "alice"},
+		script: `codecallContext = {user: 'mallory'}; return codecallContext.user`,
+		want:   typeError},
+	// Wall: runtime. codecallContext's properties cannot be redefined.
+	{name: "codecallContext-defineProperty", cat: catPollution, context: map[string]any{"user": "alice"},
+		script: `Object.defineProperty(codecallContext, 'user', {value: 'mallory'}); return codecallContext.user`,
+		want:   typeError},
+	// Wall: runtime. codecallContext's properties cannot be deleted.
+	{name: "codecallContext-delete", cat: catPollution, context: map[string]any{"user": "alice"},
+		script: `delete codecallContext.user; return codecallContext.user`,
+		want:   typeError},
+	// Wall: runtime. codecallContext's prototype cannot be swapped.
+	{name: "codecallContext-setPrototypeOf", cat: catPollution, context: map[string]any{"user": "alice"},
+		script: `Object.setPrototypeOf(codecallContext, {admin: true}); return codecallContext.admin`,
+		want:   typeError},
+	// Wall: the host. Changing a getTool result changes no later answer.
+	{name: "getTool-result-mutated", cat: catPollution,
+		script: `const t = getTool('test.echo'); try { t.name = 'test.secret'; t.description = 'x' } catch (e) {}
+const u = getTool('test.echo'); return [u.name, u.description === 'x']`,
+		want: ok(`["test.echo", false]`)},
+	// Wall: the server. Loosening a schema returned by getTool does not
+	// loosen the server's validation of the call.
+	{name: "getTool-schema-loosened", cat: catPollution,
+		script: `const t = getTool('test.sleep'); try { t.inputSchema.required = [] } catch (e) {}
+return await callTool('test.sleep', {})`,
+		want: toolErr("test.sleep", "VALIDATION")},
+}
+
+func TestPrototypePollution(t *testing.T) { runCases(t, pollutionCases) }
+
+// globalCases delete or overwrite built-ins and look for host objects. The
+// host must keep converting and calling with its own intrinsics, and the
+// plan must find no process, module system or global object.
+var globalCases = []attackCase{
+	// Wall: the host. Deleting JSON changes nothing the host does.
+	{name: "delete-JSON-then-call", cat: catGlobals,
+		script: `delete JSON; return await callTool('test.json', {text: '{"a":1}'})`,
+		want:   ok(`{"a":1}`)},
+	// Wall: the host. Overwritten constructors change nothing the host
+	// does: inputs, results and errors use the original intrinsics.
+	{name: "overwrite-builtins-then-call", cat: catGlobals,
+		script: `Object = null; Array = null; JSON = null; Symbol = null; Map = null; return await callTool('test.echo', {a: [1, 2], b: {c: true}})`,
+		want:   ok(`{"a":[1,2],"b":{"c":true}}`), check: toolSaw(`{"a":[1,2],"b":{"c":true}}`)},
+	// Wall: the host. Errors of failed calls are built from the original
+	// Error, not from what the plan put in its place.
+	{name: "overwrite-Error-then-tool-fails", cat: catGlobals,
+		script: `Error = function () { return {message: 'PW' + 'NED'} }; TypeError = Error; await callTool('test.fail', {reason: 'x'})`,
+		want:   toolErr("test.fail", "EXECUTION")},
+	// Wall: the host. A replaced Promise global does not break callTool.
+	{name: "overwrite-Promise-then-call", cat: catGlobals,
+		script: `Promise = function () { throw new Error('hijacked') }; return await callTool('test.echo', {a: 1})`,
+		want:   ok(`{"a":1}`)},
+	// Wall: validator, process.
+	{name: "process", cat: catGlobals,
+		script: `return typeof process`,
+		want:   bannedIdentifier},
+	// Wall: validator, require.
+	{name: "require", cat: catGlobals,
+		script: `return require('fs').readFileSync('/etc/passwd', 'utf8')`,
+		want:   bannedIdentifier},
+	// Wall: runtime. No module system.
+	{name: "module-exports-dirname", cat: catGlobals,
+		script: `return [typeof module, typeof exports, typeof __dirname, typeof __filename]`,
+		want:   ok(`["undefined","undefined","undefined","undefined"]`)},
+	// Wall: runtime. No Node or browser global-object aliases.
+	{name: "global-window-self", cat: catGlobals,
+		script: `return [typeof global, typeof window, typeof self, typeof frames]`,
+		want:   ok(`["undefined","undefined","undefined","undefined"]`)},
+	// Wall: validator, globalThis.
+	{name: "globalThis", cat: catGlobals,
+		script: `return Object.getOwnPropertyNames(globalThis)`,
+		want:   bannedIdentifier},
+	// Wall: strict mode. Top-level this is undefined.
+	{name: "top-level-this", cat: catGlobals,
+		script: `return this === undefined`,
+		want:   ok(`true`)},
+	// Wall: strict mode. A plain function's this is undefined too.
+	{name: "function-this", cat: catGlobals,
+		script: `return (function () { return this })() === undefined`,
+		want:   ok(`true`)},
+	// Wall: strict mode. arguments.callee throws.
+	{name: "arguments-callee", cat: catGlobals,
+		script: `return (function () { return typeof arguments.callee })()`,
+		want:   typeError},
+	// Wall: strict mode. delete of a binding is a syntax error.
+	{name: "delete-callTool-binding", cat: catGlobals,
+		script: `delete callTool; return typeof callTool`,
+		want:   syntaxErr},
+	// Wall: runtime. No timers in the secure preset, so no string timers.
+	{name: "setTimeout-string", cat: catGlobals,
+		script: `return [typeof setTimeout, typeof setInterval, typeof setImmediate, typeof queueMicrotask === 'function' || typeof queueMicrotask === 'undefined']`,
+		want:   ok(`["undefined","undefined","undefined",true]`)},
+	// Wall: the bridge. Injected functions expose nothing of Go.
+	{name: "injected-functions-are-plain", cat: catGlobals,
+		script: `return [callTool, getTool, mcpLog, mcpNotify].map(f => [typeof f, Object.keys(f).length, Object.getOwnPropertyNames(f).filter(n => n !== 'length' && n !== 'name')])`,
+		want:   ok(`[["function",0,[]],["function",0,[]],["function",0,[]],["function",0,[]]]`)},
+	// Wall: validator, with.
+	{name: "with-statement", cat: catGlobals,
+		script: `with ({x: 1}) { return x }`,
+		want:   withRefused},
+	// Wall: validator, dynamic import.
+	{name: "dynamic-import", cat: catGlobals,
+		script: `return await import('fs')`,
+		want:   importRefused},
+	// Wall: validator, debugger.
+	{name: "debugger", cat: catGlobals,
+		script: `debugger; return 1`,
+		want:   want{status: vm.StatusIllegalAccess, kind: string(ast.KindDebugger)}},
+}
+
+func TestGlobalTampering(t *testing.T) { runCases(t, globalCases) }
