@@ -102,6 +102,14 @@ type Warning struct {
 	Message string `json:"message"`
 }
 
+// Warning types a run reports.
+const (
+	WarningResultTruncated = "result_truncated" // the result was over maxResultBytes and became a preview
+	WarningLogsTruncated   = "logs_truncated"   // the logs reached maxLogBytes; later lines were dropped
+	WarningMessagesDropped = "messages_dropped" // mcpLog/mcpNotify calls beyond the per-run limit were dropped
+	WarningContextDropped  = "context_dropped"  // Options.Context could not be given to the plan
+)
+
 // Result is the outcome of a run, ready to be encoded as codecall.execute's
 // structured result.
 type Result struct {

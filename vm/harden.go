@@ -1,0 +1,172 @@
+package vm
+
+import (
+	"sync"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+
+	"github.com/codecall-go/codecall/ast"
+)
+
+// hiddenPrototypes evaluates to functions whose prototypes are intrinsics no
+// global names: %AsyncFunction.prototype% and %GeneratorFunction.prototype%.
+// Compiled once; a *goja.Program is immutable and shared by every run.
+var hiddenPrototypes = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("", "[async function () {}, function* () {}]", true)
+})
+
+// setup builds the run's runtime: a fresh goja.Runtime with source maps
+// off and the stack capped, its intrinsics captured and locked down, the
+// allocating built-ins guarded, and the bridge installed.
+func (r *run) setup() {
+	rt := goja.New()
+	r.rt = rt
+	// goja reads the files a //# sourceMappingURL= comment names when it
+	// compiles; nothing may be compiled at run time, but turn it off anyway.
+	rt.SetParserOptions(parser.WithDisableSourceMaps)
+	rt.SetMaxCallStackSize(r.caps.stackDepth)
+
+	r.captureIntrinsics()
+	r.lockCodeGeneration()
+	r.removeBuiltins()
+	r.installGuards()
+	r.installRegex()
+	r.installBridge()
+}
+
+func (r *run) captureIntrinsics() {
+	g := r.rt.GlobalObject()
+	objectCtor := object(g, "Object")
+	arrayCtor := object(g, "Array")
+	r.in = intrinsics{
+		objectProto:     object(objectCtor, "prototype"),
+		functionProto:   object(object(g, "Function"), "prototype"),
+		arrayProto:      object(arrayCtor, "prototype"),
+		stringProto:     object(object(g, "String"), "prototype"),
+		errorCtor:       object(g, "Error"),
+		rangeErrorCtor:  object(g, "RangeError"),
+		syntaxErrorCtor: object(g, "SyntaxError"),
+		freeze:          native(objectCtor.Get("freeze")),
+		describe:        native(objectCtor.Get("getOwnPropertyDescriptor")),
+		isArray:         native(arrayCtor.Get("isArray")),
+		jsonParse:       native(object(g, "JSON").Get("parse")),
+	}
+}
+
+// lockCodeGeneration makes every route to code from strings a dead end.
+// eval and the Function constructor are replaced by a function that ends
+// the run with illegal_access (kind code_generation), and so is the
+// constructor property of Function.prototype, %AsyncFunction.prototype%
+// and %GeneratorFunction.prototype%, non-writable and non-configurable.
+// Those three properties and the two globals are the only references goja
+// keeps to its Function, AsyncFunction and GeneratorFunction constructors
+// (it has no async generators), so every other route -
+// (function(){}).constructor, a class's, a bound function's, a promise's,
+// an error's or any value's constructor chain, Reflect.construct,
+// Object.getOwnPropertyDescriptor, Reflect.getPrototypeOf - ends at the
+// same throwing function.
+func (r *run) lockCodeGeneration() {
+	g := r.rt.GlobalObject()
+	fn := r.newConstructor("Function", 1, func(goja.ConstructorCall) *goja.Object {
+		r.codeGeneration("the Function constructor")
+		return nil
+	})
+	if err := fn.DefineDataProperty("prototype", r.in.functionProto, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		panic(err)
+	}
+	r.freeze(fn)
+
+	protos := []*goja.Object{r.in.functionProto}
+	fns := r.mustRun(hiddenPrototypes()).(*goja.Object)
+	for _, i := range []string{"0", "1"} {
+		protos = append(protos, object(fns, i).Prototype())
+	}
+	for _, p := range protos {
+		r.lockData(p, "constructor", fn)
+	}
+	r.lockData(g, "Function", fn)
+
+	eval := r.newFunction("eval", 1, func(goja.FunctionCall) goja.Value {
+		r.codeGeneration("eval")
+		return nil
+	})
+	r.freeze(eval)
+	r.lockData(g, "eval", eval)
+}
+
+// mustRun runs a program of CodeCall's own during setup.
+func (r *run) mustRun(p *goja.Program) goja.Value {
+	v, err := r.rt.RunProgram(p)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// codeGeneration ends the run: the plan tried to create code at run time.
+// Catching the error does not help the plan: the run is interrupted at its
+// next instruction. A plan that reaches these functions has got around the
+// validator's rules (which refuse eval, Function and .constructor), so the
+// attempt itself is the violation, whatever the plan does next.
+func (r *run) codeGeneration(what string) {
+	r.stop(&outcome{status: StatusIllegalAccess, err: &ErrorInfo{Kind: KindCodeGeneration, Location: r.scriptLocation(),
+		Message: what + " is not available: plans cannot create code at run time"}})
+	r.throwType(what + " is not available in the sandbox")
+}
+
+// removeBuiltins deletes what a plan has no use for and could harm with:
+// GoError (goja's wrapper for Go errors); every source of BigInt values
+// other than literals (the BigInt function, BigInt64Array, BigUint64Array
+// and DataView's BigInt accessors), because BigInt ** and << allocate
+// without bound in one native step; and JSON.rawJSON/isRawJSON, which the
+// sandbox's JSON.stringify does not support.
+func (r *run) removeBuiltins() {
+	g := r.rt.GlobalObject()
+	for _, name := range []string{"GoError", "BigInt", "BigInt64Array", "BigUint64Array"} {
+		if err := g.Delete(name); err != nil {
+			panic(err)
+		}
+	}
+	if dv := object(g, "DataView"); dv != nil {
+		proto := object(dv, "prototype")
+		for _, name := range []string{"getBigInt64", "getBigUint64", "setBigInt64", "setBigUint64"} {
+			if err := proto.Delete(name); err != nil {
+				panic(err)
+			}
+		}
+	}
+	json := object(g, "JSON")
+	for _, name := range []string{"rawJSON", "isRawJSON"} {
+		if err := json.Delete(name); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// locator is what ast.Checked offers to map positions in the compiled
+// program to the user's script.
+type locator interface {
+	Locate(line, col int) ast.Location
+}
+
+// scriptLocation is the position in the user's script of the innermost
+// script frame on the stack, or nil.
+func (r *run) scriptLocation() *Location {
+	for _, f := range r.rt.CaptureCallStack(0, nil) {
+		p := f.Position()
+		if p.Line <= 0 {
+			continue
+		}
+		return r.locate(p.Line, p.Column)
+	}
+	return nil
+}
+
+func (r *run) locate(line, col int) *Location {
+	if l, ok := any(r.plan).(locator); ok {
+		loc := l.Locate(line, col)
+		return &Location{Line: loc.Line, Column: loc.Column}
+	}
+	return &Location{Line: line, Column: col}
+}

@@ -1,0 +1,130 @@
+package vm
+
+import (
+	"fmt"
+)
+
+// logBook holds the run's captured logs within the log budget. Once the
+// budget is spent it holds one final warning entry and takes nothing more.
+type logBook struct {
+	limit   int64
+	used    int64
+	full    bool
+	entries []LogEntry
+}
+
+func (b *logBook) remaining() int64 {
+	return max(b.limit-b.used, 0)
+}
+
+// charge counts n bytes against the budget without capturing anything and
+// reports whether they fitted.
+func (b *logBook) charge(n int64) bool {
+	if b.full {
+		return false
+	}
+	if n > b.remaining() {
+		b.used = b.limit
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// log captures one entry. An entry that does not fit is cut to the budget
+// that is left, and the log is then closed with a warning entry (and a
+// warning in the Result). It reports whether anything was captured.
+func (r *run) log(level, message string) bool {
+	b := &r.logs
+	if b.full {
+		return false
+	}
+	n := int64(len(message))
+	if n <= b.remaining() {
+		b.used += n
+		b.entries = append(b.entries, LogEntry{Level: level, Message: message})
+		return true
+	}
+	kept := false
+	if rest := b.remaining(); rest > 0 {
+		cut := truncateUTF8(message, int(rest))
+		b.entries = append(b.entries, LogEntry{Level: level, Message: cut})
+		b.used += int64(len(cut))
+		kept = true
+	}
+	r.logsFull()
+	return kept
+}
+
+// logsFull closes the log with its final warning entry.
+func (r *run) logsFull() {
+	b := &r.logs
+	if b.full {
+		return
+	}
+	b.full = true
+	msg := fmt.Sprintf("logs truncated after %d bytes", b.used)
+	b.entries = append(b.entries, LogEntry{Level: "warn", Message: msg})
+	r.warn(WarningLogsTruncated, msg+" (this preset's maxLogBytes is "+fmt.Sprint(b.limit)+")")
+}
+
+// outbox delivers mcpLog and mcpNotify messages to the host in order, on a
+// goroutine of its own, so that a slow client never blocks the plan. It is
+// started on first use; the rate limit bounds what it can hold, so posting
+// never blocks.
+type outbox struct {
+	ch   chan func()
+	done chan struct{}
+}
+
+// post queues f for the outbox goroutine.
+func (r *run) post(f func()) {
+	if r.outbox == nil {
+		o := &outbox{ch: make(chan func(), maxHostMessages), done: make(chan struct{})}
+		r.outbox = o
+		go func() {
+			defer close(o.done)
+			for f := range o.ch {
+				r.deliver(f)
+			}
+		}()
+	}
+	r.outbox.ch <- f
+}
+
+// deliver calls f and turns a panic in the host into an internal error.
+func (r *run) deliver(f func()) {
+	defer func() {
+		if x := recover(); x != nil {
+			r.internalFailure()
+		}
+	}()
+	f()
+}
+
+// close waits until every queued message has been delivered.
+func (o *outbox) close() {
+	close(o.ch)
+	<-o.done
+}
+
+// internalFailure reports a failure of CodeCall's own code found on another
+// goroutine: it stops the run or, when the run's outcome is already
+// final, replaces it.
+func (r *run) internalFailure() {
+	r.mu.Lock()
+	sealed := r.sealed
+	r.mu.Unlock()
+	if sealed {
+		r.late.Store(internalError())
+		return
+	}
+	// The run may have been sealed since; stop then ignores the reason.
+	r.stop(internalOutcome())
+	r.mu.Lock()
+	lost := r.sealed && (r.reason == nil || r.reason.err == nil || r.reason.err.Name != "InternalError")
+	r.mu.Unlock()
+	if lost {
+		r.late.Store(internalError())
+	}
+}

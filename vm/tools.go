@@ -1,0 +1,298 @@
+package vm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+
+	"github.com/codecall-go/codecall/policy"
+)
+
+// Error codes a tool call can end with besides policy's own.
+const (
+	codeCancelled = "CANCELLED"
+	codeExecution = string(policy.CodeExecution)
+	codeTimeout   = string(policy.CodeTimeout)
+	codeLimit     = string(policy.CodeLimit)
+)
+
+// toolCall is one callTool invocation. The VM goroutine owns it, except
+// that between launch and completion the call's goroutine writes raw, err,
+// panicked and duration; the completions channel orders the two.
+type toolCall struct {
+	index        int
+	name         string
+	input        map[string]any // handed to the host; never read again by the VM
+	inputJSON    []byte
+	throwOnError bool
+	resolve      func(any) error
+	reject       func(any) error
+
+	started  bool
+	done     bool
+	begin    time.Time
+	raw      json.RawMessage
+	err      error
+	panicked bool
+	duration time.Duration
+
+	// Set on completion: the outcome as the trace and a tool_error report it.
+	ok      bool
+	code    string
+	message string
+}
+
+// inputEcho is the call's input as a tool_error reports it: the JSON the
+// host received, or a marker when it is too large to echo.
+func (c *toolCall) inputEcho() json.RawMessage {
+	if len(c.inputJSON) <= maxToolInputEcho {
+		return json.RawMessage(c.inputJSON)
+	}
+	return json.RawMessage(fmt.Sprintf(`{"truncated":true,"bytes":%d}`, len(c.inputJSON)))
+}
+
+// callTool implements callTool(name, input, opts?): it validates and copies
+// its arguments once, queues the call and returns a promise the event loop
+// settles.
+func (r *run) callTool(call goja.FunctionCall) goja.Value {
+	if len(r.calls) >= r.opts.Limits.MaxToolCalls {
+		r.stop(limitOutcome(LimitToolCalls, fmt.Sprintf("the plan made more than %d tool calls, this preset's maxToolCalls", r.opts.Limits.MaxToolCalls)))
+		r.throwRange("tool-call limit reached")
+	}
+	name := r.nameArg("callTool", "name", call.Argument(0))
+	c := &toolCall{index: len(r.calls), name: name, throwOnError: true}
+
+	switch in := call.Argument(1).(type) {
+	case *goja.Object:
+		if _, isFunc := goja.AssertFunction(in); isFunc || r.isArray(in) {
+			r.throwType("callTool: input must be a plain object")
+		}
+		c.inputJSON = r.encodeJSON(in, encodeOptions{what: "callTool input", rejectProto: true})
+	default:
+		if !goja.IsUndefined(in) && !goja.IsNull(in) {
+			r.throwType("callTool: input must be an object")
+		}
+		c.inputJSON = []byte("{}")
+	}
+	if err := json.Unmarshal(c.inputJSON, &c.input); err != nil || c.input == nil {
+		r.throwType("callTool: input must be a plain object")
+	}
+
+	switch opts := call.Argument(2).(type) {
+	case *goja.Object:
+		if v := opts.Get("throwOnError"); v != nil && !goja.IsUndefined(v) {
+			c.throwOnError = v.ToBoolean()
+		}
+	default:
+		if !goja.IsUndefined(opts) {
+			r.throwType("callTool: options must be an object such as {throwOnError: false}")
+		}
+	}
+
+	p, resolve, reject := r.rt.NewPromise()
+	c.resolve, c.reject = resolve, reject
+	r.calls = append(r.calls, c)
+	r.queue = append(r.queue, c)
+	r.launch()
+	return r.rt.ToValue(p)
+}
+
+// nameArg converts a name argument once: it must be a string primitive, so
+// no toString or valueOf of the plan's runs, and the Go copy is what is
+// checked and used.
+func (r *run) nameArg(fn, what string, v goja.Value) string {
+	if !goja.IsString(v) {
+		r.throwType(fmt.Sprintf("%s: %s must be a string", fn, what))
+	}
+	s := v.String()
+	switch {
+	case s == "":
+		r.throwType(fmt.Sprintf("%s: %s must not be empty", fn, what))
+	case len(s) > maxNameBytes:
+		r.throwType(fmt.Sprintf("%s: %s is longer than %d bytes", fn, what, maxNameBytes))
+	case !utf8.ValidString(s):
+		r.throwType(fmt.Sprintf("%s: %s is not valid Unicode", fn, what))
+	}
+	return s
+}
+
+// launch starts queued calls while fewer than MaxConcurrency are in flight.
+func (r *run) launch() {
+	limit := max(r.opts.Limits.MaxConcurrency, 1)
+	for r.inflight < limit && len(r.queue) > 0 && !r.stopping.Load() {
+		c := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		r.startCall(c)
+	}
+}
+
+func (r *run) startCall(c *toolCall) {
+	r.inflight++
+	c.started = true
+	c.begin = time.Now()
+	r.toolWG.Add(1)
+	go func() {
+		defer r.toolWG.Done()
+		defer func() {
+			if x := recover(); x != nil {
+				c.panicked = true
+				c.raw, c.err = nil, errors.New("tool call panicked")
+			}
+			c.duration = time.Since(c.begin)
+			// Never blocks: the buffer holds one slot per call in flight.
+			r.completions <- c
+		}()
+		c.raw, c.err = r.host.CallTool(r.ctx, c.name, c.input)
+	}()
+}
+
+// complete settles the promise of a finished call and runs the jobs that
+// follow from it, then starts queued calls.
+func (r *run) complete(c *toolCall) {
+	r.inflight--
+	r.record(c)
+	if c.panicked {
+		r.stop(internalOutcome())
+		return
+	}
+	if r.stopping.Load() {
+		return
+	}
+	err := r.try(func() {
+		if c.ok {
+			v, code, message := r.parseToolResult(c.raw)
+			if code == "" {
+				r.settle(c, v)
+				return
+			}
+			c.ok, c.code, c.message = false, code, message
+		}
+		r.settle(c, nil)
+	})
+	if err != nil {
+		r.outcome = r.classifyError(err)
+		r.stop(r.outcome)
+		return
+	}
+	r.launch()
+}
+
+// record fills a completed call's trace fields from its error.
+func (r *run) record(c *toolCall) {
+	c.done = true
+	if c.err == nil {
+		c.ok = true
+		return
+	}
+	c.code, c.message = errorCode(c.err)
+}
+
+// settle resolves or rejects the call's promise. v is the parsed result when
+// c.ok.
+func (r *run) settle(c *toolCall, v goja.Value) {
+	var err error
+	switch {
+	case c.ok && c.throwOnError:
+		err = c.resolve(v)
+	case c.ok:
+		o := r.rt.NewObject()
+		r.defineData(o, "ok", r.rt.ToValue(true))
+		r.defineData(o, "data", v)
+		err = c.resolve(o)
+	case c.throwOnError:
+		e := r.newError(r.in.errorCtor, c.message)
+		r.defineData(e, "name", r.rt.ToValue("ToolError"))
+		r.defineData(e, "toolName", r.rt.ToValue(c.name))
+		r.defineData(e, "code", r.rt.ToValue(c.code))
+		if r.toolErrors == nil {
+			r.toolErrors = make(map[*goja.Object]*toolCall)
+		}
+		r.toolErrors[e] = c
+		err = c.reject(e)
+	default:
+		detail := r.rt.NewObject()
+		r.defineData(detail, "code", r.rt.ToValue(c.code))
+		r.defineData(detail, "message", r.rt.ToValue(c.message))
+		o := r.rt.NewObject()
+		r.defineData(o, "ok", r.rt.ToValue(false))
+		r.defineData(o, "error", detail)
+		err = c.resolve(o)
+	}
+	if err != nil {
+		panic(err)
+	}
+}
+
+// parseToolResult parses a tool's unwrapped JSON result inside the runtime,
+// after checking its size and depth: goja's parser recurses on the Go stack.
+// On failure it returns the error code and message the call fails with.
+func (r *run) parseToolResult(raw json.RawMessage) (v goja.Value, code, message string) {
+	if len(raw) == 0 {
+		return goja.Null(), "", ""
+	}
+	if err := checkJSONText(raw, r.caps.stringUnits, maxJSONDepth); err != nil {
+		return nil, codeLimit, "the tool's result cannot be used in the sandbox: " + err.Error()
+	}
+	err := r.try(func() { v = r.in.jsonParse(goja.FunctionCall{Arguments: []goja.Value{r.rt.ToValue(string(raw))}}) })
+	if err != nil {
+		if isUncatchable(err) {
+			panic(err)
+		}
+		return nil, codeExecution, "the tool returned a result that is not valid JSON"
+	}
+	return v, "", ""
+}
+
+// errorCode maps a tool call's error to the code and message the plan sees.
+// Errors other than policy's carry Go text the plan must not see, so they
+// get a generic message.
+func errorCode(err error) (code, message string) {
+	var pe *policy.Error
+	switch {
+	case errors.As(err, &pe):
+		return string(pe.Code), clip(pe.Message, maxErrorMessageBytes)
+	case errors.Is(err, context.DeadlineExceeded):
+		return codeTimeout, "the tool call was cancelled: the run ran out of time"
+	case errors.Is(err, context.Canceled):
+		return codeCancelled, "the tool call was cancelled"
+	}
+	return codeExecution, "the tool call failed"
+}
+
+// drainCompletions records the calls that completed after the event loop
+// stopped listening.
+func (r *run) drainCompletions() {
+	for {
+		select {
+		case c := <-r.completions:
+			r.record(c)
+			if c.panicked {
+				r.late.Store(internalError())
+			}
+		default:
+			return
+		}
+	}
+}
+
+// trace lists every accepted call in the order the plan made them.
+func (r *run) trace() []TraceEntry {
+	out := make([]TraceEntry, 0, len(r.calls))
+	for _, c := range r.calls {
+		e := TraceEntry{ToolName: c.name, DurationMs: float64(c.duration.Microseconds()) / 1000, OK: c.done && c.ok}
+		switch {
+		case !c.started || !c.done:
+			e.Error = codeCancelled
+		case !c.ok:
+			e.Error = c.code
+		}
+		out = append(out, e)
+	}
+	return out
+}
