@@ -63,7 +63,7 @@ type encodeOptions struct {
 	// keep is how many bytes of output are kept; 0 means the run's string
 	// cap. Past it, a strict encoding only counts bytes (so a truncated
 	// result can report its size), any other throws a RangeError.
-	keep int64
+	keep     int64
 	replacer goja.Value
 	space    goja.Value
 }
@@ -86,10 +86,10 @@ type encoder struct {
 	total     int64
 	truncated bool
 
-	stack []*goja.Object
+	stack  []*goja.Object
 	onPath map[*goja.Object]int
-	path  []string
-	steps int
+	path   []string
+	steps  int
 }
 
 var boolType = reflect.TypeOf(true)

@@ -34,8 +34,8 @@ const regexBacktrackSlots = 1 << 20
 // Every other RegExp method reaches the matcher through exec.
 type regexEngine struct {
 	mode    presets.RegexMode
-	proto   *goja.Object        // RegExp.prototype
-	ctor    *goja.Object        // the sandbox's RegExp
+	proto   *goja.Object          // RegExp.prototype
+	ctor    *goja.Object          // the sandbox's RegExp
 	getters map[string]nativeFunc // the original flag and source accessors
 	cache   map[string]*compiledRegex
 	input   regexInput
