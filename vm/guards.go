@@ -502,9 +502,6 @@ func (r *run) guardFunctions() {
 	orig := object(g, "Proxy")
 	construct, _ := goja.AssertConstructor(orig)
 	proxy := r.newConstructor("Proxy", 2, func(call goja.ConstructorCall) *goja.Object {
-		if call.NewTarget == nil {
-			r.throwType("Constructor Proxy requires 'new'")
-		}
 		depth := proxyDepth(call.Arguments)
 		o, err := construct(nil, call.Arguments...)
 		if err != nil {
@@ -538,9 +535,6 @@ func (r *run) guardBuffers() {
 	origAB := object(g, "ArrayBuffer")
 	constructAB, _ := goja.AssertConstructor(origAB)
 	ab := r.newConstructor("ArrayBuffer", 1, func(call goja.ConstructorCall) *goja.Object {
-		if call.NewTarget == nil {
-			r.throwType("Constructor ArrayBuffer requires 'new'")
-		}
 		args := append([]goja.Value(nil), call.Arguments...)
 		if len(args) > 0 {
 			args[0] = args[0].ToNumber()
@@ -561,9 +555,6 @@ func (r *run) guardBuffers() {
 		construct, _ := goja.AssertConstructor(orig)
 		name, size := ta.name, ta.size
 		ctor := r.newConstructor(name, 3, func(call goja.ConstructorCall) *goja.Object {
-			if call.NewTarget == nil {
-				r.throwType("Constructor " + name + " requires 'new'")
-			}
 			args := append([]goja.Value(nil), call.Arguments...)
 			if len(args) > 0 {
 				args[0] = r.typedArraySource(args[0], size, name)

@@ -34,6 +34,7 @@ const regexBacktrackSlots = 1 << 20
 // Every other RegExp method reaches the matcher through exec.
 type regexEngine struct {
 	mode    presets.RegexMode
+	byObj   map[*goja.Object]*compiledRegex
 	proto   *goja.Object          // RegExp.prototype
 	ctor    *goja.Object          // the sandbox's RegExp
 	getters map[string]nativeFunc // the original flag and source accessors
@@ -54,6 +55,7 @@ type compiledRegex struct {
 // regexInput is the last string matched, converted to runes once.
 type regexInput struct {
 	key   string
+	lossy bool // key has U+FFFD, which may stand for a lone surrogate
 	units []rune // UTF-16 code units, one rune each
 	cps   []rune // code points, for unicode-mode patterns
 	pos   []int  // UTF-16 index of each code point, then the length
@@ -63,7 +65,7 @@ func (r *run) installRegex() {
 	g := r.rt.GlobalObject()
 	sp := r.in.stringProto
 	mode := r.opts.Limits.Regex
-	r.regex = &regexEngine{mode: mode, cache: make(map[string]*compiledRegex)}
+	r.regex = &regexEngine{mode: mode, cache: make(map[string]*compiledRegex), byObj: make(map[*goja.Object]*compiledRegex)}
 
 	// match, matchAll and search build a RegExp from a string argument.
 	r.wrap(sp, "match", r.implicitRegex("String.prototype.match", goja.SymMatch, ""))
@@ -387,6 +389,10 @@ func (r *run) regexpExec(call goja.FunctionCall) goja.Value {
 // no script code).
 func (r *run) compiled(rx *goja.Object) *compiledRegex {
 	e := r.regex
+	// A RegExp's pattern and flags never change (compile is removed).
+	if c := e.byObj[rx]; c != nil {
+		return c
+	}
 	get := func(name string) goja.Value { return e.getters[name](goja.FunctionCall{This: rx}) }
 	src := get("source").String()
 	c := &compiledRegex{
@@ -396,6 +402,7 @@ func (r *run) compiled(rx *goja.Object) *compiledRegex {
 	}
 	key := fmt.Sprintf("%t%t%t%t%t%t/%s", c.global, c.sticky, c.unicode, c.fold, c.multiline, c.dotAll, src)
 	if cached := e.cache[key]; cached != nil {
+		e.byObj[rx] = cached
 		return cached
 	}
 	if c.unicode {
@@ -406,6 +413,7 @@ func (r *run) compiled(rx *goja.Object) *compiledRegex {
 	c.source = src
 	c.re2, _ = compileRE2(src, c.fold, c.multiline, c.dotAll, c.unicode)
 	e.cache[key] = c
+	e.byObj[rx] = c
 	return c
 }
 
@@ -541,8 +549,7 @@ func (r *run) regexTimeoutMessage() string {
 func (e *regexEngine) prepare(s goja.String) *regexInput {
 	key := s.String()
 	in := &e.input
-	if in.units != nil && in.key == key && len(in.units) == s.Length() &&
-		(!strings.ContainsRune(key, utf8.RuneError) || sameUnits(in.units, s)) {
+	if in.units != nil && len(in.units) == s.Length() && in.key == key && (!in.lossy || sameUnits(in.units, s)) {
 		return in
 	}
 	n := s.Length()
@@ -550,7 +557,7 @@ func (e *regexEngine) prepare(s goja.String) *regexInput {
 	for i := range n {
 		units[i] = rune(s.CharAt(i))
 	}
-	*in = regexInput{key: key, units: units}
+	*in = regexInput{key: key, units: units, lossy: strings.ContainsRune(key, utf8.RuneError)}
 	return in
 }
 
