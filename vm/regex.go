@@ -55,7 +55,7 @@ type compiledRegex struct {
 // regexInput is the last string matched, converted to runes once.
 type regexInput struct {
 	key   string
-	lossy bool // key has U+FFFD, which may stand for a lone surrogate
+	lossy bool   // key has U+FFFD, which may stand for a lone surrogate
 	units []rune // UTF-16 code units, one rune each
 	cps   []rune // code points, for unicode-mode patterns
 	pos   []int  // UTF-16 index of each code point, then the length
