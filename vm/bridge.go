@@ -168,6 +168,9 @@ func (r *run) consoleMethod(level string) nativeFunc {
 // formatLogArg renders one console argument: strings as they are, errors
 // as "Name: message", other objects as JSON.
 func (r *run) formatLogArg(v goja.Value) string {
+	if sym, ok := v.(*goja.Symbol); ok {
+		return "Symbol(" + sym.String() + ")"
+	}
 	o, ok := v.(*goja.Object)
 	if !ok {
 		return v.String()

@@ -171,3 +171,13 @@ func noLeaks(tb testing.TB, res *Result) {
 		}
 	}
 }
+
+// compileRaw compiles a program as it is, without the plan wrapper.
+func compileRaw(tb testing.TB, src string) *ast.Checked {
+	tb.Helper()
+	p, err := goja.Compile("raw.js", src, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &ast.Checked{Program: p}
+}

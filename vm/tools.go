@@ -161,6 +161,11 @@ func (r *run) complete(c *toolCall) {
 		r.stop(internalOutcome())
 		return
 	}
+	// A call cut short by the run's own end must not reach the plan as a
+	// tool failure: the watchdog may not have reported the deadline yet.
+	if r.ctx.Err() != nil {
+		r.stopForContext()
+	}
 	if r.stopping.Load() {
 		return
 	}

@@ -23,8 +23,9 @@ const (
 // and when the heap grows past the memory budget.
 //
 // The heap figures are process-wide and compared against baselines taken
-// when the run starts, so allocations by other goroutines, other runs
-// included, count against this run too. Every few milliseconds the
+// when the run starts (and lowered whenever the heap shrinks below them),
+// so allocations by other goroutines, other runs included, count against
+// this run too. Every few milliseconds the
 // watchdog compares the bytes in heap objects with its baseline; garbage
 // counts there until it is swept, so when that growth passes the budget it
 // forces a collection and compares the live heap with the live heap of the
@@ -66,14 +67,15 @@ func (w *watchdog) watch(r *run) {
 		case <-w.quit:
 			return
 		case <-r.ctx.Done():
-			if r.parent.Err() != nil {
-				r.stop(&outcome{status: StatusTimeout, err: &ErrorInfo{Message: "the run was cancelled by the client"}})
-			} else {
-				r.stop(&outcome{status: StatusTimeout, err: &ErrorInfo{Message: fmt.Sprintf("the run exceeded its timeout of %v", r.caps.timeout)}})
-			}
+			r.stopForContext()
 			return
 		case <-tick:
-			if grown(heapBytes(objects), baseObjects) <= uint64(r.caps.memoryBytes) {
+			now := heapBytes(objects)
+			// The baselines follow the heap down: a collection during the
+			// run frees garbage that was counted in them when it started.
+			baseObjects = min(baseObjects, now)
+			baseLive = min(baseLive, heapBytes(live))
+			if now-baseObjects <= uint64(r.caps.memoryBytes) {
 				continue
 			}
 			runtime.GC()
@@ -104,4 +106,14 @@ func grown(now, baseline uint64) uint64 {
 		return 0
 	}
 	return now - baseline
+}
+
+// stopForContext stops the run because its context is done: the deadline
+// passed or the caller cancelled.
+func (r *run) stopForContext() {
+	if r.parent.Err() != nil {
+		r.stop(&outcome{status: StatusTimeout, err: &ErrorInfo{Message: "the run was cancelled by the client"}})
+		return
+	}
+	r.stop(&outcome{status: StatusTimeout, err: &ErrorInfo{Message: fmt.Sprintf("the run exceeded its timeout of %v", r.caps.timeout)}})
 }
