@@ -131,14 +131,14 @@ return await callTool(name, {})`,
 		want: typeError},
 	// Wall: the bridge. An ownKeys trap that reports __proto__ cannot
 	// smuggle the key to the tool.
-	{name: "ownKeys-proto", cat: catProxy,
+	{name: "ownKeys-proto", cat: catProxy, bypass: true,
 		script: `const p = new Proxy({a: 1}, {
   ownKeys() { return ['__proto__', 'a'] },
   getOwnPropertyDescriptor(t, k) { return {value: k === 'a' ? 1 : {polluted: 1}, enumerable: true, configurable: true, writable: true} },
   get(t, k) { return k === 'a' ? 1 : k === '__proto__' ? {polluted: 1} : undefined },
 });
-return await callTool('test.echo', p)`,
-		want: ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+return await callTool('test.count', p)`,
+		want: typeError},
 	// Wall: the bridge. A revoked proxy as input is a TypeError.
 	{name: "revoked-input", cat: catProxy, bypass: true,
 		script: `const {proxy, revoke} = Proxy.revocable({a: 1}, {}); revoke(); return await callTool('test.count', proxy)`,
@@ -163,11 +163,21 @@ return await callTool('test.echo', p)`,
 	{name: "result-trap-throws", cat: catProxy,
 		script: `return new Proxy({a: 1}, {ownKeys() { throw new TypeError('trap says no') }})`,
 		want:   typeError},
-	// Wall: the deadline. An array proxy that lies about its length makes
-	// the bridge call its get trap a billion times.
-	{name: "input-array-length-lie", cat: catProxy, preset: presets.Balanced, limits: short, bypass: true,
+	// Wall: the bridge's element cap. An array proxy that lies about its
+	// length would make the bridge call its get trap a billion times.
+	{name: "input-array-length-lie", cat: catProxy, bypass: true,
 		script: `const p = new Proxy([1, 2, 3], {get(t, k) { return k === 'length' ? 1e9 : Reflect.get(t, k) }}); return await callTool('test.count', {p})`,
-		want:   timedOut},
+		want:   rangeError},
+	// Wall: the array guards. A proxy whose length changes between reads
+	// gets a pinned view: the built-in walks the length that was checked.
+	{name: "array-method-length-switch", cat: catProxy,
+		script: `let n = 0; const p = new Proxy([1, 2, 3], {get(t, k) { return k === 'length' ? (n++ === 0 ? 3 : 1e9) : Reflect.get(t, k) }});
+return Array.prototype.map.call(p, x => x * 2)`,
+		want: ok(`[2,4,6]`)},
+	// Wall: the array guards. A writer method on a proxy is refused.
+	{name: "array-writer-on-proxy", cat: catProxy,
+		script: `const p = new Proxy([3, 2, 1], {}); return Array.prototype.sort.call(p)`,
+		want:   typeError},
 	// Wall: the gate. A proxy around callTool that swaps the name: the
 	// gate sees the name that is actually called.
 	{name: "proxy-around-callTool", cat: catProxy,

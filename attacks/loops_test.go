@@ -73,22 +73,32 @@ var loopCases = []attackCase{
 	// Wall: the deadline, microtasks that never return to the event loop.
 	{name: "microtask-storm-unawaited", cat: catLoops, limits: short,
 		script: `(function f() { Promise.resolve().then(f) })(); await new Promise(() => {})`, want: timedOut},
+	// Wall: the deadline, a promise that never settles while a tool call
+	// keeps the event loop busy.
+	{name: "never-settles-with-slow-tool", cat: catLoops, limits: short,
+		script: `callTool('test.sleep', {ms: 60000}); await new Promise(() => {})`, want: timedOut},
 	// Wall: the deadline, async recursion (no stack growth).
 	{name: "async-recursion", cat: catLoops, limits: short,
 		script: `async function f() { await null; return f() } return await f()`, want: timedOut},
 	// Wall: the deadline, a promise that can never settle.
 	{name: "never-settles", cat: catLoops, limits: short,
-		script: `await new Promise(() => {})`, want: timedOut},
+		script: `await new Promise(() => {})`, want: want{status: "runtime_error", name: "Error"}},
 	// Wall: the deadline, a plan that waits on a slow tool; the tool's
 	// call is cancelled with the run.
 	{name: "slow-tool", cat: catLoops, limits: short,
 		script: `return await callTool('test.sleep', {ms: 60000})`, want: timedOut},
-	// Wall: the deadline, a billion callbacks from Array.from.
+	// Wall: the element cap: Array.from over a billion-long array-like is
+	// refused before its native loop starts.
 	{name: "array-from-callbacks", cat: catLoops, limits: short, isolate: true,
-		script: `return Array.from({length: 1e9}, () => 0).length`, want: timedOut},
-	// Wall: the deadline, a billion forEach callbacks on a sparse array.
-	{name: "forEach-callbacks", cat: catLoops, limits: short, isolate: true,
-		script: `let n = 0; Array.prototype.forEach.call({length: 1e9, 0: 1}, () => { n++ }); return n`, want: timedOut},
+		script: `return Array.from({length: 1e9}, () => 0).length`, want: rangeError},
+	// Wall: the element cap, forEach over a billion-long sparse array-like
+	// (a native loop goja's interrupt cannot reach).
+	{name: "forEach-sparse-arraylike", cat: catLoops, limits: short, isolate: true,
+		script: `let n = 0; Array.prototype.forEach.call({length: 1e9, 0: 1}, () => { n++ }); return n`, want: rangeError},
+	// Wall: the deadline, nested callbacks of native built-ins without a
+	// loop statement (secure).
+	{name: "nested-forEach", cat: catLoops, limits: short,
+		script: `const a = new Array(1e5).fill(0); a.forEach(() => a.forEach(() => a.forEach(() => 0)))`, want: timedOut},
 }
 
 func TestInfiniteLoops(t *testing.T) { runCases(t, loopCases) }

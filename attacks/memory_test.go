@@ -15,28 +15,35 @@ import (
 var memoryCases = []attackCase{
 	// Wall: size guard on String.prototype.repeat.
 	{name: "repeat-2^30", cat: catMemory, isolate: true,
-		script: `return 'x'.repeat(2 ** 30).length`, want: memoryLimit},
+		script: `return 'x'.repeat(2 ** 30).length`, want: rangeError},
 	// Wall: size guard on String.prototype.padStart.
 	{name: "padStart-2^30", cat: catMemory, isolate: true,
-		script: `return 'x'.padStart(2 ** 30, 'y').length`, want: memoryLimit},
+		script: `return 'x'.padStart(2 ** 30, 'y').length`, want: rangeError},
 	// Wall: size guard on String.prototype.padEnd.
 	{name: "padEnd-2^30", cat: catMemory, isolate: true,
-		script: `return 'x'.padEnd(2 ** 30, 'yz').length`, want: memoryLimit},
-	// Wall: size guard on Array.prototype.fill over a huge length.
+		script: `return 'x'.padEnd(2 ** 30, 'yz').length`, want: rangeError},
+	// Wall: size guard on String.prototype.concat.
+	{name: "string-concat-method", cat: catMemory, isolate: true,
+		script: `const s = 'x'.repeat(4e6); return s.concat(s, s, s, s).length`, want: rangeError},
+	// Wall: size guard on the Array constructor.
 	{name: "array-2^32-1-fill", cat: catMemory, isolate: true,
-		script: `return new Array(2 ** 32 - 1).fill(0).length`, want: memoryLimit},
+		script: `return new Array(2 ** 32 - 1).fill(0).length`, want: rangeError},
+	// Wall: size guard on Array.prototype.fill over a huge length set
+	// after construction.
+	{name: "array-length-set-fill", cat: catMemory, isolate: true,
+		script: `const a = []; a.length = 2 ** 32 - 1; return a.fill(0).length`, want: rangeError},
 	// Wall: size guard on Array.from with a huge array-like.
 	{name: "array-from-1e9", cat: catMemory, isolate: true,
-		script: `return Array.from({length: 1e9}).length`, want: memoryLimit},
+		script: `return Array.from({length: 1e9}).length`, want: rangeError},
 	// Wall: size guard on ArrayBuffer.
 	{name: "arraybuffer-2^31", cat: catMemory, isolate: true,
-		script: `return new ArrayBuffer(2 ** 31).byteLength`, want: memoryLimit},
+		script: `return new ArrayBuffer(2 ** 31).byteLength`, want: rangeError},
 	// Wall: size guard on typed arrays.
 	{name: "uint8array-1e10", cat: catMemory, isolate: true,
-		script: `return new Uint8Array(1e10).length`, want: memoryLimit},
+		script: `return new Uint8Array(1e10).length`, want: rangeError},
 	// Wall: size guard on typed arrays, 8-byte elements.
 	{name: "float64array-2^28", cat: catMemory, isolate: true,
-		script: `return new Float64Array(2 ** 28).length`, want: memoryLimit},
+		script: `return new Float64Array(2 ** 28).length`, want: rangeError},
 	// Wall: the heap watchdog, a string doubling in a loop.
 	{name: "string-doubling-loop", cat: catMemory, isolate: true, preset: presets.Balanced,
 		script: `let s = 'x'; for (;;) s += s`, want: memoryLimit},
@@ -46,44 +53,54 @@ var memoryCases = []attackCase{
 	// Wall: the heap watchdog, a map growing in a loop.
 	{name: "map-growth-loop", cat: catMemory, isolate: true, preset: presets.Balanced,
 		script: `const m = new Map(); for (let i = 0; ; i++) m.set(i, {i, s: 'v' + i})`, want: memoryLimit},
+	// Wall: the heap watchdog, many arrays each within the element cap.
+	{name: "many-capped-arrays", cat: catMemory, isolate: true,
+		script: `return Array.from({length: 64}, () => new Array(4e6).fill(0)).length`, want: memoryLimit},
+	// Wall: the heap watchdog, split into millions of strings.
+	{name: "split-huge", cat: catMemory, isolate: true,
+		script: `return 'x'.repeat(8e6).split('').length`, want: memoryLimit},
 	// Wall: size guard on join over a huge array.
 	{name: "join-huge-array", cat: catMemory, isolate: true,
-		script: `return new Array(2 ** 28).join('abcd').length`, want: memoryLimit},
+		script: `const a = []; a.length = 2 ** 28; return a.join('abcd').length`, want: rangeError},
+	// Wall: size guard on join's result.
+	{name: "join-long-result", cat: catMemory, isolate: true,
+		script: `return new Array(4e6).fill('abcdefgh').join('ijklmnop').length`, want: rangeError},
 	// Wall: size guard on concat.
 	{name: "concat-spread", cat: catMemory, isolate: true,
-		script: `const a = new Array(1e6).fill(0); const parts = new Array(300).fill(a); return [].concat(...parts).length`, want: memoryLimit},
-	// Wall: size guard on JSON.stringify.
+		script: `const a = new Array(1e6).fill(0); const parts = new Array(300).fill(a); return [].concat(...parts).length`, want: rangeError},
+	// Wall: size guard on JSON.stringify's output.
 	{name: "json-stringify-huge", cat: catMemory, isolate: true,
-		script: `return JSON.stringify(new Array(1e8)).length`, want: memoryLimit},
-	// Wall: size guard on split.
-	{name: "split-huge", cat: catMemory, isolate: true,
-		script: `return 'x'.repeat(2 ** 26).split('').length`, want: memoryLimit},
-	// Wall: the heap watchdog, one shared string in ten million slots.
-	{name: "fill-shared-string", cat: catMemory, isolate: true,
-		script: `return new Array(1e7).fill('x'.repeat(1000)).length`, want: memoryLimit},
+		script: `return JSON.stringify(new Array(1e6).fill('x'.repeat(100))).length`, want: rangeError},
 	// Wall: a native loop over a huge array-like (no allocation, no
 	// interrupt check inside the built-in).
 	{name: "indexOf-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.indexOf.call({length: 2 ** 53 - 1}, 1)`, want: memoryLimit},
+		script: `return Array.prototype.indexOf.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
 	// Wall: the same for includes.
 	{name: "includes-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.includes.call({length: 2 ** 53 - 1}, 1)`, want: memoryLimit},
+		script: `return Array.prototype.includes.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
 	// Wall: the same for lastIndexOf.
 	{name: "lastIndexOf-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.lastIndexOf.call({length: 2 ** 53 - 1}, 1)`, want: memoryLimit},
+		script: `return Array.prototype.lastIndexOf.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
 	// Wall: the same for fill, which also allocates a property per index.
 	{name: "fill-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.fill.call({length: 2 ** 53 - 1}, 0).length`, want: memoryLimit},
+		script: `return Array.prototype.fill.call({length: 2 ** 53 - 1}, 0).length`, want: rangeError},
 	// Wall: the same for join, which also builds a huge string.
 	{name: "join-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.join.call({length: 2 ** 32}).length`, want: memoryLimit},
+		script: `return Array.prototype.join.call({length: 2 ** 32}).length`, want: rangeError},
+	// Wall: the same through a getter that reports a small length to the
+	// check and a huge one to the built-in.
+	{name: "length-getter-switch", cat: catMemory, isolate: true,
+		script: `let n = 0; const o = {get length() { return n++ === 0 ? 3 : 2 ** 53 - 1 }}; return Array.prototype.indexOf.call(o, 1)`, want: ok(`-1`)},
 	// Wall: the bridge, a sparse array input that would expand to a
 	// billion nulls.
 	{name: "sparse-array-input", cat: catMemory, isolate: true, bypass: true,
-		script: `const a = []; a[1e9] = 1; return await callTool('test.count', {a})`, want: memoryLimit},
+		script: `const a = []; a[1e9] = 1; return await callTool('test.count', {a})`, want: rangeError},
 	// Wall: result export, a sparse array result of four billion slots.
 	{name: "sparse-array-result", cat: catMemory, isolate: true,
-		script: `const a = []; a[2 ** 32 - 2] = 1; return a`, want: memoryLimit},
+		script: `const a = []; a[2 ** 32 - 2] = 1; return a`, want: rangeError},
+	// Wall: apply's argument list from a huge array-like.
+	{name: "apply-huge-arraylike", cat: catMemory, isolate: true,
+		script: `return Math.max.apply(null, {length: 2 ** 32 - 1})`, want: rangeError},
 }
 
 func TestMemoryBombs(t *testing.T) { runCases(t, memoryCases) }
@@ -126,36 +143,52 @@ var deepCases = []attackCase{
 	// Wall: the depth check, template literals.
 	{name: "source-templates", cat: catDeep, isolate: true, preset: presets.Balanced,
 		script: "return " + strings.Repeat("`${", 20000) + "1" + strings.Repeat("}`", 20000), want: tooDeep},
-	// Wall: the bridge, a deeply nested tool result.
+	// Wall: the bridge. A tool result nested past Go's own JSON depth
+	// limit is not JSON to the host, so the plan gets it as a string.
 	{name: "tool-result-deep", cat: catDeep, isolate: true,
-		script: `const r = await callTool('test.deep', {}); return typeof r`, want: toolErr("test.deep", "EXECUTION")},
-	// Wall: the bridge, a deeper tool result still.
+		script: `const r = await callTool('test.deep', {}); return [typeof r, r.length]`, want: ok(`["string", 200000]`)},
+	// Wall: the bridge's depth cap on tool results the host can parse.
+	{name: "tool-result-1000", cat: catDeep, isolate: true,
+		script: `return await callTool('test.deep', {depth: 1000})`, want: toolErr("test.deep", "LIMIT")},
+	// Wall: the bridge, a million levels.
 	{name: "tool-result-deeper", cat: catDeep, isolate: true,
-		script: `const r = await callTool('test.deep', {depth: 1000000}); return typeof r`, want: toolErr("test.deep", "EXECUTION")},
-	// Wall: a depth guard on JSON.parse at run time.
+		script: `const r = await callTool('test.deep', {depth: 1000000}); return typeof r`, want: ok(`"string"`)},
+	// Wall: the depth guard on JSON.parse of a deep tool result.
+	{name: "json-parse-deep-tool-text", cat: catDeep, isolate: true,
+		script: `return JSON.parse(await callTool('test.deep', {})).length`, want: want{status: "runtime_error", name: "SyntaxError"}},
+	// Wall: the depth guard on JSON.parse of text built at run time.
 	{name: "json-parse-deep", cat: catDeep, isolate: true,
-		script: `return JSON.parse('['.repeat(1e7) + ']'.repeat(1e7)).length`, want: rangeError},
-	// Wall: a depth guard on JSON.stringify.
-	{name: "json-stringify-deep", cat: catDeep, isolate: true,
-		script: `const a = Array.from({length: 1e6}).reduce(x => [x], []); return JSON.stringify(a).length`, want: rangeError},
-	// Wall: a depth guard on result export.
-	{name: "result-deep", cat: catDeep, isolate: true,
-		script: `return Array.from({length: 1e6}).reduce(x => [x], [])`, want: rangeError},
-	// Wall: a depth guard on tool input conversion.
-	{name: "tool-input-deep", cat: catDeep, isolate: true, bypass: true,
-		script: `const a = Array.from({length: 1e6}).reduce(x => [x], []); return await callTool('test.count', {a})`, want: rangeError},
-	// Wall: a depth guard on Array.prototype.toString's recursion.
-	{name: "array-toString-deep", cat: catDeep, isolate: true,
-		script: `const a = Array.from({length: 1e6}).reduce(x => [x], [1]); return String(a).length`, want: rangeError},
-	// Wall: a depth guard on proxy chains (each get recurses in Go).
+		script: `return JSON.parse('['.repeat(1e5) + ']'.repeat(1e5)).length`, want: want{status: "runtime_error", name: "SyntaxError"}},
+	// Wall: the depth guard on a reviver's walk over a value it deepens.
+	{name: "json-reviver-deepens", cat: catDeep, isolate: true,
+		script: `return JSON.parse('{"a":1,"b":{}}', function (k, v) { if (k === 'a') { let x = {}; const top = x; Array.from({length: 1e4}, () => { x.a = {}; x = x.a }); this.b = top } return v })`, want: rangeError},
+	// Wall: the depth guard on JSON.stringify.
+	{name: "json-stringify-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: `const a = Array.from({length: 2e5}).reduce(x => [x], []); return JSON.stringify(a).length`, want: rangeError},
+	// Wall: the depth guard on result export.
+	{name: "result-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: `return Array.from({length: 2e5}).reduce(x => [x], [])`, want: rangeError},
+	// Wall: the depth guard on tool input conversion.
+	{name: "tool-input-deep", cat: catDeep, isolate: true, bypass: true, preset: presets.Balanced,
+		script: `const a = Array.from({length: 2e5}).reduce(x => [x], []); return await callTool('test.count', {a})`, want: rangeError},
+	// Wall: the depth guard on Array.prototype.toString's recursion.
+	{name: "array-toString-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: `const a = Array.from({length: 2e5}).reduce(x => [x], [1]); return String(a).length`, want: rangeError},
+	// Wall: the depth guard on console formatting.
+	{name: "console-log-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: `const a = Array.from({length: 2e5}).reduce(x => [x], [1]); console.log(a); return 'done'`, want: ok(`"done"`)},
+	// Wall: the depth guard on proxy chains (each get recurses in Go).
 	{name: "proxy-chain-deep", cat: catDeep, isolate: true,
 		script: `const p = Array.from({length: 1e6}).reduce(q => new Proxy(q, {}), {}); return p.x`, want: rangeError},
-	// Wall: a depth guard on bound-function chains.
+	// Wall: the depth guard on bound-function chains.
 	{name: "bound-chain-deep", cat: catDeep, isolate: true,
 		script: `const f = Array.from({length: 1e6}).reduce(g => g.bind(null), () => 1); return f()`, want: rangeError},
-	// Wall: prototype chains are walked without Go recursion.
-	{name: "prototype-chain-deep", cat: catDeep, isolate: true,
-		script: `const o = Array.from({length: 1e6}).reduce(p => Object.create(p), {}); return o.x === undefined`, want: ok(`true`)},
+	// Wall: Array.prototype.flat's depth cap.
+	{name: "flat-infinity", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: `const a = Array.from({length: 2e5}).reduce(x => [x], [1]); return a.flat(Infinity).length`, want: ok(`1`)},
+	// Wall: prototype chains are walked without running out of Go stack.
+	{name: "prototype-chain-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: `const o = Array.from({length: 5e5}).reduce(p => Object.create(p), {}); return o.x === undefined`, want: ok(`true`)},
 }
 
 func TestDeepNesting(t *testing.T) { runCases(t, deepCases) }

@@ -1,10 +1,12 @@
 package attacks
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/vm"
 )
 
 // regexCases try catastrophic backtracking, which goja's backtracking
@@ -73,49 +75,61 @@ func prompt(d time.Duration) func(t *testing.T, h *host, r *response) {
 	}
 }
 
-// logsWithin checks that the kept logs fit the log budget and that a
-// warning says they were cut.
+// logsWithin checks that the kept logs fit the log budget (the closing
+// note that says they were cut aside) and that a warning says so.
 func logsWithin(limit int64) func(t *testing.T, h *host, r *response) {
 	return func(t *testing.T, h *host, r *response) {
 		t.Helper()
+		const note = 256 // the closing "logs truncated" entry
 		var n int64
 		for _, l := range r.Logs {
 			n += int64(len(l.Message))
 		}
-		if n > limit {
+		if n > limit+note {
 			t.Errorf("%d bytes of logs kept, over the %d-byte budget", n, limit)
 		}
-		if len(r.Logs) == 0 {
-			t.Errorf("no logs kept at all")
+		if len(r.Logs) < 2 {
+			t.Errorf("logs = %+v, want the lines that fitted and a closing note", r.Logs)
 		}
-		if len(r.Warnings) == 0 {
-			t.Errorf("logs were cut without a warning")
+		if !hasWarning(r, vm.WarningLogsTruncated) {
+			t.Errorf("logs were cut without a %s warning: %+v", vm.WarningLogsTruncated, r.Warnings)
 		}
 	}
 }
 
-// resultWithin checks that a cut result fits the result budget and that
-// a warning says so.
+// resultWithin checks that a result over the budget became the truncation
+// marker, within the budget, with a warning.
 func resultWithin(limit int64) func(t *testing.T, h *host, r *response) {
 	return func(t *testing.T, h *host, r *response) {
 		t.Helper()
 		if n := int64(len(r.Result)); n > limit {
 			t.Errorf("result of %d bytes, over the %d-byte budget", n, limit)
 		}
-		if len(r.Warnings) == 0 {
-			t.Errorf("result was cut without a warning")
+		var m struct {
+			Truncated bool  `json:"truncated"`
+			Bytes     int64 `json:"bytes"`
+		}
+		if err := json.Unmarshal(r.Result, &m); err != nil || !m.Truncated || m.Bytes <= limit {
+			t.Errorf("result is not the truncation marker: %s", clip(string(r.Result)))
+		}
+		if !hasWarning(r, vm.WarningResultTruncated) {
+			t.Errorf("result was cut without a %s warning: %+v", vm.WarningResultTruncated, r.Warnings)
 		}
 	}
 }
 
-// fewerNotifications checks that the client got fewer than n
-// notifications whose method starts with prefix.
-func fewerNotifications(prefix string, n int) func(t *testing.T, h *host, r *response) {
+// hostMessagesCapped checks that a flood of mcpLog or mcpNotify calls
+// reached the client at most maxMessages times, with a warning.
+func hostMessagesCapped(method string) func(t *testing.T, h *host, r *response) {
 	return func(t *testing.T, h *host, r *response) {
 		t.Helper()
-		time.Sleep(100 * time.Millisecond) // let in-flight notifications arrive
-		if got := h.notificationCount(prefix); got >= n {
-			t.Errorf("the client got %d %s notifications; a flood of %d must be rate-limited", got, prefix, n)
+		const maxMessages = 50
+		time.Sleep(100 * time.Millisecond) // let queued notifications arrive
+		if got := h.notificationCount(method); got > maxMessages {
+			t.Errorf("the client got %d %s notifications; the flood must be capped at %d", got, method, maxMessages)
+		}
+		if !hasWarning(r, vm.WarningMessagesDropped) {
+			t.Errorf("no %s warning: %+v", vm.WarningMessagesDropped, r.Warnings)
 		}
 	}
 }
@@ -150,11 +164,11 @@ var outputCases = []attackCase{
 	// Wall: mcpLog is rate-limited.
 	{name: "mcpLog-flood", cat: catOutput,
 		script: `Array.from({length: 5000}, (_, i) => mcpLog('info', 'm' + i)); return 'done'`,
-		want:   ok(`"done"`), check: fewerNotifications("notifications/message", 5000)},
+		want:   ok(`"done"`), check: hostMessagesCapped("notifications/message")},
 	// Wall: mcpNotify is rate-limited.
 	{name: "mcpNotify-flood", cat: catOutput,
 		script: `Array.from({length: 5000}, (_, i) => mcpNotify('tick', {i})); return 'done'`,
-		want:   ok(`"done"`), check: fewerNotifications("notifications/codecall", 5000)},
+		want:   ok(`"done"`), check: hostMessagesCapped("notifications/codecall/event")},
 	// Wall: the result budget (balanced, 1 MiB): a huge string is cut
 	// with a warning.
 	{name: "huge-string-result", cat: catOutput, preset: presets.Balanced,

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -28,61 +29,80 @@ var pollutionCases = []attackCase{
 	{name: "defineGetter-named", cat: catPollution,
 		script: `({}).__defineGetter__('x', () => 1); return 1`,
 		want:   bannedMember},
-	// Wall: runtime, frozen intrinsics. Object.prototype by computed key
-	// cannot be written, so the host's view of inputs stays clean.
+	// Wall: the bridge. The plan may pollute its own Object.prototype, but
+	// the host serialises own properties only: nothing inherited reaches
+	// the tool or the result.
 	{name: "object-prototype-computed", cat: catPollution,
 		script: `Object['proto' + 'type'].polluted = 'PW' + 'NED'; return await callTool('test.echo', {a: 1})`,
-		want:   typeError},
-	// Wall: runtime, frozen intrinsics. An inherited toJSON would rewrite
-	// every input the host serialises with the plan's JSON logic.
+		want:   ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+	// Wall: the bridge. An inherited toJSON is the plan's own JSON
+	// semantics: it runs once, under the deadline, and what the gate saw is
+	// what the tool gets.
 	{name: "object-prototype-toJSON", cat: catPollution,
-		script: `Object.defineProperty(Object['proto' + 'type'], 'toJSON', {value: () => ({p: 'PW' + 'NED'}), configurable: true});
+		script: `Object.defineProperty(Object['proto' + 'type'], 'toJSON', {value: () => ({p: 'polluted'}), configurable: true});
 return await callTool('test.echo', {a: 1})`,
-		want: typeError},
-	// Wall: runtime, frozen intrinsics. An inherited then would turn every
-	// tool result into a thenable the plan controls.
+		want: ok(`{"p":"polluted"}`), check: toolSaw(`{"p":"polluted"}`)},
+	// Wall: the bridge. An inherited then makes the plan's own promises
+	// thenable; it changes what the plan sees, not what the host records.
 	{name: "object-prototype-then", cat: catPollution,
 		script: `Object.defineProperty(Object['proto' + 'type'], 'then', {value(res) { res('hijacked') }, configurable: true});
 return await callTool('test.echo', {a: 1})`,
-		want: typeError},
-	// Wall: runtime, frozen intrinsics. Promise.prototype.then replaced
-	// before awaiting a tool call.
+		want: ok(`"hijacked"`),
+		check: func(t *testing.T, h *host, r *response) {
+			if len(r.ToolTrace) != 1 || !r.ToolTrace[0].OK {
+				t.Errorf("toolTrace = %+v, want one successful call", r.ToolTrace)
+			}
+		}},
+	// Wall: the bridge. Setters on Object.prototype never run when the host
+	// builds objects for the plan ({ok, data}, {ok, error}, tool errors).
+	{name: "object-prototype-setters", cat: catPollution,
+		script: `let leaked = [];
+for (const k of ['ok', 'data', 'error', 'code', 'message', 'toolName', 'name']) {
+  Object.defineProperty(Object['proto' + 'type'], k, {set(v) { leaked.push(k) }, configurable: true});
+}
+const a = await callTool('test.echo', {a: 1}, {throwOnError: false});
+const b = await callTool('test.fail', {}, {throwOnError: false});
+let c; try { await callTool('test.fail', {}) } catch (e) { c = [e.code, e.toolName] }
+return [a.ok, a.data, b.ok, b.error.code, c, leaked]`,
+		preset: presets.Balanced,
+		want:   ok(`[true, {"a":1}, false, "EXECUTION", ["EXECUTION", "test.fail"], []]`)},
+	// Wall: the event loop. Promise.prototype.then replaced before awaiting
+	// a tool call: await does not look it up.
 	{name: "promise-then-replaced", cat: catPollution,
 		script: `Promise['proto' + 'type'].then = function () { return 'hijacked' }; return await callTool('test.echo', {a: 1})`,
-		want:   typeError},
-	// Wall: runtime, frozen intrinsics. Array.prototype.map replaced before
-	// the host converts an array input.
+		want:   ok(`{"a":1}`)},
+	// Wall: the bridge. Array.prototype.map replaced before the host
+	// converts an array input.
 	{name: "array-map-replaced", cat: catPollution,
 		script: `Array['proto' + 'type'].map = function () { return ['PW' + 'NED'] }; return await callTool('test.echo', {list: [1, 2]})`,
-		want:   typeError},
-	// Wall: runtime, frozen intrinsics. JSON.parse replaced before the host
-	// turns a text result into a value.
+		want:   ok(`{"list":[1,2]}`), check: toolSaw(`{"list":[1,2]}`)},
+	// Wall: the bridge. JSON.parse replaced before the host turns a text
+	// result into a value.
 	{name: "json-parse-replaced", cat: catPollution,
 		script: `JSON.parse = () => ({p: 'PW' + 'NED'}); return await callTool('test.json', {text: '{"a":1}'})`,
-		want:   typeError},
-	// Wall: runtime, frozen intrinsics. JSON.stringify replaced before the
-	// host serialises an input.
+		want:   ok(`{"a":1}`)},
+	// Wall: the bridge. JSON.stringify replaced before the host serialises
+	// an input and the result.
 	{name: "json-stringify-replaced", cat: catPollution,
 		script: `JSON.stringify = () => '{"p":"' + 'PW' + 'NED' + '"}'; return await callTool('test.echo', {a: 1})`,
-		want:   typeError},
-	// Wall: runtime, frozen intrinsics. Object.keys replaced before the
-	// host walks an input.
+		want:   ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+	// Wall: the bridge. Object.keys replaced before the host walks an input.
 	{name: "object-keys-replaced", cat: catPollution,
 		script: `Object.keys = () => ['p']; return await callTool('test.echo', {a: 1})`,
-		want:   typeError},
+		want:   ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
 	// Wall: the bridge. A __proto__ key from JSON.parse is an own property;
-	// it must not reach the tool.
+	// the bridge refuses it before the call.
 	{name: "json-proto-key-input", cat: catPollution,
 		script: `return await callTool('test.echo', JSON.parse('{"__proto__": {"polluted": 1}, "a": 1}'))`,
-		want:   ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+		want:   typeError, check: toolSaw()},
 	// Wall: the bridge. A computed __proto__ key is an own property too.
 	{name: "computed-proto-key-input", cat: catPollution,
 		script: `return await callTool('test.echo', {['__pro' + 'to__']: {polluted: 1}, a: 1})`,
-		want:   ok(`{"a":1}`), check: toolSaw(`{"a":1}`)},
+		want:   typeError, check: toolSaw()},
 	// Wall: the bridge. A nested __proto__ key, deeper in the input.
 	{name: "nested-proto-key-input", cat: catPollution,
 		script: `return await callTool('test.echo', {a: {b: JSON.parse('{"__proto__": {"polluted": 1}, "c": 2}')}})`,
-		want:   ok(`{"a":{"b":{"c":2}}}`), check: toolSaw(`{"a":{"b":{"c":2}}}`)},
+		want:   typeError, check: toolSaw()},
 	// Wall: validator. A __proto__ key in an object literal sets the
 	// literal's prototype.
 	{name: "literal-proto-key-input", cat: catPollution,
@@ -155,15 +175,31 @@ func TestPrototypePollution(t *testing.T) { runCases(t, pollutionCases) }
 // host must keep converting and calling with its own intrinsics, and the
 // plan must find no process, module system or global object.
 var globalCases = []attackCase{
-	// Wall: the host. Deleting JSON changes nothing the host does.
-	{name: "delete-JSON-then-call", cat: catGlobals,
-		script: `delete JSON; return await callTool('test.json', {text: '{"a":1}'})`,
-		want:   ok(`{"a":1}`)},
+	// Wall: the host. Deleting the JSON and Object methods changes nothing
+	// the host does.
+	{name: "delete-builtin-methods-then-call", cat: catGlobals,
+		script: `delete JSON.parse; delete JSON.stringify; delete Object.keys; delete Object.entries; delete Array.isArray;
+return await callTool('test.json', {text: '{"a":[1]}'})`,
+		want: ok(`{"a":[1]}`)},
+	// Wall: strict mode. A global cannot even be deleted by name.
+	{name: "delete-global-binding", cat: catGlobals,
+		script: `delete JSON; return 1`,
+		want:   syntaxErr},
 	// Wall: the host. Overwritten constructors change nothing the host
 	// does: inputs, results and errors use the original intrinsics.
 	{name: "overwrite-builtins-then-call", cat: catGlobals,
 		script: `Object = null; Array = null; JSON = null; Symbol = null; Map = null; return await callTool('test.echo', {a: [1, 2], b: {c: true}})`,
 		want:   ok(`{"a":[1,2],"b":{"c":true}}`), check: toolSaw(`{"a":[1,2],"b":{"c":true}}`)},
+	// Wall: the deadline while the host reads an uncaught error: an
+	// inherited message getter that never returns.
+	{name: "error-message-getter-loops", cat: catGlobals, preset: presets.Balanced, limits: short,
+		script: `Object.defineProperty(Error['proto' + 'type'], 'message', {get() { for (;;) {} }, configurable: true}); throw new Error()`,
+		want:   timedOut},
+	// Wall: the host reads an uncaught error's fields once, and a getter
+	// that throws leaves a generic message.
+	{name: "error-name-getter-throws", cat: catGlobals,
+		script: `const e = {}; Object.defineProperty(e, 'message', {get() { throw new Error('again') }}); throw e`,
+		want:   want{status: vm.StatusRuntimeError, name: "Error"}},
 	// Wall: the host. Errors of failed calls are built from the original
 	// Error, not from what the plan put in its place.
 	{name: "overwrite-Error-then-tool-fails", cat: catGlobals,

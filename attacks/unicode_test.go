@@ -50,7 +50,7 @@ var unicodeCases = []attackCase{
 		script: "let isAdmin = false;\n/*\u202e } \u2066if (isAdmin)\u2069 \u2066 begin admins only */\nreturn isAdmin", want: unicodeRefused},
 	// Wall: validator, a zero-width joiner inside an identifier.
 	{name: "zero-width-joiner-identifier", cat: catUnicode,
-		script: "const ca\u200dllTool = () => 'PW'+'NED'; return ca\u200dllTool()", want: unicodeRefused},
+		script: "const ca\u200dllTool = () => 'shadowed'; return ca\u200dllTool()", want: unicodeRefused},
 	// Wall: validator, a Cyrillic homoglyph identifier (U+0435 for e).
 	{name: "cyrillic-homoglyph-eval", cat: catUnicode,
 		script: "const \u0435val = (s) => s; return \u0435val('x')", want: unicodeRefused},
