@@ -26,10 +26,15 @@ const (
 	KindScriptTooLarge   Kind = "script_too_large"
 	KindTooManyLines     Kind = "too_many_lines"
 	KindTooDeep          Kind = "too_deeply_nested"
+	// KindUnsupportedSyntax is syntax the validator does not know, refused
+	// rather than let through unchecked.
+	KindUnsupportedSyntax Kind = "unsupported_syntax"
 )
 
 // Location is a position in the user's script, 1-based, in the script as
-// sent (not in any wrapper CodeCall adds).
+// sent (not in any wrapper CodeCall adds). Lines end at LF, CR, CRLF,
+// U+2028 and U+2029, as in goja; Column counts Unicode characters (code
+// points), not bytes.
 type Location struct {
 	Line   int `json:"line"`
 	Column int `json:"column"`
@@ -52,6 +57,21 @@ type Rules struct {
 	AllowConsole    bool
 	// BannedIdentifiers extend the always-banned set.
 	BannedIdentifiers []string
+	// Preset names the preset in messages ("not allowed by the secure
+	// preset"); optional.
+	Preset presets.Name
+}
+
+// RulesForPreset returns the rules of a named preset with its default
+// limits, and whether the name is known.
+func RulesForPreset(name presets.Name) (Rules, bool) {
+	l, ok := presets.LimitsFor(name)
+	if !ok {
+		return Rules{}, false
+	}
+	r := RulesFor(l)
+	r.Preset = name
+	return r, true
 }
 
 // RulesFor returns the rules of a preset's limits.
@@ -71,9 +91,13 @@ type SyntaxError struct {
 
 func (e *SyntaxError) Error() string { return e.Message }
 
-// IllegalError lists every violation of a script that parsed.
+// IllegalError lists every violation of a script, in source order. A
+// script that breaks a limit checked before parsing (size, lines, nesting)
+// lists those violations only, with any Unicode violations found so far.
 type IllegalError struct {
 	Violations []Violation
+	// Omitted counts further violations left out of a long report.
+	Omitted int
 }
 
 func (e *IllegalError) Error() string {
@@ -84,7 +108,22 @@ func (e *IllegalError) Error() string {
 }
 
 // Checked is a validated, compiled plan. Program is immutable and may be run
-// by any number of runtimes.
+// by any number of runtimes: running it evaluates to the plan's async
+// function (see Validate).
 type Checked struct {
 	Program *goja.Program
+
+	lines *lineIndex // of the user's script
+}
+
+// Locate maps a position in the compiled program, as goja reports it in
+// stack frames and exceptions (1-based line, 1-based byte column), back to
+// the user's script (1-based line, 1-based column counting characters).
+// Positions in the wrapper map to the nearest position of the script: the
+// start of line 1, or the end of the script.
+func (c *Checked) Locate(line, column int) Location {
+	if c == nil || c.lines == nil {
+		return Location{Line: line, Column: column}
+	}
+	return c.lines.fromProgram(line, column)
 }

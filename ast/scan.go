@@ -1,0 +1,801 @@
+package ast
+
+import (
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dop251/goja/token"
+)
+
+// The pre-scan runs before goja's parser ever sees a script. goja's parser
+// and compiler are recursive: deeply nested source overflows the Go stack,
+// which is a fatal error that no recover() can catch, so nesting must be
+// bounded before parsing. The pre-scan is a tokenizer that follows goja's
+// lexer closely enough to tell code from the inside of strings, template
+// literals, regular expressions and comments, and:
+//
+//   - measures bracket nesting ((, [, {, ${) against Rules.MaxNestingDepth;
+//   - bounds arrow functions nested inside arrow-function parameter lists,
+//     because goja re-parses such a parameter list once per enclosing one
+//     (exponential time);
+//   - bounds the Go stack the parser can use, from the brackets it could see
+//     (see stackBudget);
+//   - records the non-code regions, so that Validate can first parse a
+//     skeleton of the script in which those regions are blanked (see
+//     skeleton) and check that goja found exactly the same literals;
+//   - finds the lexical tricks the AST no longer shows: escapes and
+//     non-ASCII characters in identifiers, invisible characters in code and
+//     BiDi controls anywhere;
+//   - notes import/export and for-await, which goja cannot parse, so that
+//     they are reported as what they are rather than as syntax errors.
+
+// maxArrowParamNesting bounds how deeply arrow-function parameter lists may
+// nest inside each other. goja parses a parenthesised group, sees the =>,
+// and parses the group again as parameters, so the innermost of k nested
+// groups is parsed 2^k times.
+const maxArrowParamNesting = 3
+
+// Stack accounting. goja's parser uses at most about 2.3 KB of Go stack per
+// opening bracket it descends into (measured: "(": 2114 B, "[": 2114 B,
+// "{a:": 2329 B, "`${": 2290 B) and at most about 160 B per byte of any
+// other construct (unary operators, assignments, arrows, ternaries, new,
+// labels, statements). A Go stack may grow to 1 GB; growth doubles it, so
+// 512 MiB is the largest stack that can exist. The budget keeps the worst
+// case an order of magnitude below that even if every bracket were seen in
+// one nest.
+const (
+	stackPerBracket = 2600
+	stackPerByte    = 200
+	stackBudget     = 256 << 20
+)
+
+type litKind uint8
+
+// Kinds of literal tokens, in the order literals at the same offset sort.
+const (
+	litString litKind = iota
+	litRegex
+	litTemplate
+	litChunk
+)
+
+// literal is a literal token as goja's parser must see it. Validate compares
+// the literals of the scan with the ones goja's AST holds; a difference means
+// the scan misread the script and Validate fails closed.
+type literal struct {
+	kind litKind
+	// start is the offset in the wrapped program of the token (the quote,
+	// slash or backtick). For a template chunk it is the offset goja
+	// reports for the chunk: the offset just after its first character.
+	start int
+	// end is the offset in the wrapped program just after the string or
+	// regex (flags included) or of the closing backtick of a template.
+	end int
+}
+
+type regionKind uint8
+
+const (
+	regString   regionKind = iota // inside quotes, escapes kept valid
+	regTemplate                   // template text between ` or } and ` or ${
+	regRegex                      // between the slashes of a regex literal
+	regComment                    // inside a comment
+)
+
+// region is a run of the script that is not code: the skeleton blanks it.
+type region struct {
+	kind       regionKind
+	start, end int // byte offsets in the script
+}
+
+// frame is an open bracket.
+type frame struct {
+	kind byte // '(', '[', '{', or '$' for a template substitution
+	open int  // offset of the bracket
+	// block: for '{', the brace opens a statement block or function body,
+	// so a '/' after its '}' starts a regular expression.
+	block bool
+	// keyword: for '(', it follows if, while, for or with, so a '/' after
+	// its ')' starts a regular expression.
+	keyword bool
+	// forHead: for '(', it follows for (an 'of' directly inside is the
+	// keyword).
+	forHead bool
+	// tmplOpen: for '$', the offset of the template's opening backtick.
+	tmplOpen int
+	// arrowInner is the deepest nesting of arrow parameter lists inside.
+	arrowInner int
+}
+
+// scanProblem is a reason to stop before parsing.
+type scanProblem struct {
+	off     int
+	syntax  bool // a syntax error rather than a broken rule
+	kind    Kind
+	message string // without the location
+}
+
+// lexicalIssue is a KindUnicode finding: what is wrong, and how to fix it.
+type lexicalIssue struct {
+	off       int
+	what, fix string
+}
+
+// scanResult is what the pre-scan learned about a script.
+type scanResult struct {
+	regions  []region
+	literals []literal
+	// lexical are KindUnicode findings: valid JavaScript that the rules
+	// refuse.
+	lexical []lexicalIssue
+	// imports and forAwaits are offsets of import/export keywords and of
+	// the await of for-await, which goja cannot parse.
+	imports   []int
+	forAwaits []int
+	// problem, when set, stops validation before parsing.
+	problem *scanProblem
+}
+
+type scanner struct {
+	src      string
+	lines    *lineIndex
+	i        int
+	maxDepth int
+	stack    []frame
+	res      scanResult
+
+	// State after the previous token.
+	regexOK    bool   // a '/' starts a regular expression
+	braceBlock bool   // a '{' opens a block rather than an object literal
+	prevIdent  string // the previous token's text if it was an identifier
+	prevDot    bool   // the previous token was '.' or '?.'
+	// pendingArrow is set after a ')': the group was an arrow-function
+	// parameter list if the next token is '=>'.
+	pendingArrow     bool
+	pendingArrowIn   int
+	pendingArrowOpen int
+
+	brackets int // brackets outside strings, comments and regexes
+}
+
+// regexKeywords are the keywords after which a '/' starts a regular
+// expression, because an expression must follow them.
+var regexKeywords = map[string]bool{
+	"return": true, "typeof": true, "instanceof": true, "in": true, "new": true,
+	"delete": true, "void": true, "throw": true, "case": true, "do": true,
+	"else": true, "yield": true, "await": true, "extends": true,
+}
+
+// blockKeywords are the keywords after which a '{' opens a block.
+var blockKeywords = map[string]bool{"else": true, "do": true, "try": true, "finally": true}
+
+// prescan scans script with bracket nesting limited to maxDepth.
+func prescan(script string, lines *lineIndex, maxDepth int) *scanResult {
+	s := &scanner{src: script, lines: lines, maxDepth: maxDepth, regexOK: true, braceBlock: true}
+	s.run()
+	if s.res.problem == nil {
+		s.checkStack()
+	}
+	return &s.res
+}
+
+func (s *scanner) fail(off int, syntax bool, kind Kind, format string, args ...any) {
+	if s.res.problem == nil {
+		s.res.problem = &scanProblem{off: off, syntax: syntax, kind: kind, message: fmt.Sprintf(format, args...)}
+	}
+}
+
+func (s *scanner) lexical(off int, fix, format string, args ...any) {
+	s.res.lexical = append(s.res.lexical, lexicalIssue{off: off, what: fmt.Sprintf(format, args...), fix: fix})
+}
+
+// prog converts a script offset to an offset in the wrapped program.
+func prog(off int) int { return off + len(wrapPrefix) }
+
+// token records the state after a token. regexOK and braceBlock say what a
+// following '/' and '{' mean.
+func (s *scanner) token(regexOK, braceBlock bool, ident string, dot bool) {
+	s.regexOK, s.braceBlock, s.prevIdent, s.prevDot = regexOK, braceBlock, ident, dot
+}
+
+// startToken resolves a pending arrow-parameter check; isArrow says whether
+// the token about to be recorded is '=>'.
+func (s *scanner) startToken(isArrow bool) {
+	if !s.pendingArrow {
+		return
+	}
+	s.pendingArrow = false
+	level := s.pendingArrowIn
+	if isArrow {
+		level++
+		if level > maxArrowParamNesting {
+			s.fail(s.pendingArrowOpen, false, KindTooDeep,
+				"arrow functions are nested %d deep inside arrow-function parameter lists (default values or destructuring); at most %d levels are allowed: define the inner functions first with const",
+				level, maxArrowParamNesting)
+		}
+	}
+	if n := len(s.stack); n > 0 && level > s.stack[n-1].arrowInner {
+		s.stack[n-1].arrowInner = level
+	}
+}
+
+func (s *scanner) run() {
+	src := s.src
+	for s.i < len(src) && s.res.problem == nil {
+		c := src[s.i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\n' || c == '\r':
+			s.i++
+		case c >= utf8.RuneSelf:
+			s.nonASCII()
+		case isASCIIIdentStart(c) || c == '\\':
+			s.identifier()
+		case '0' <= c && c <= '9' || c == '.' && s.i+1 < len(src) && '0' <= src[s.i+1] && src[s.i+1] <= '9':
+			s.number()
+		case c == '\'' || c == '"':
+			s.startToken(false)
+			s.str(c)
+			s.token(false, false, "", false)
+		case c == '`':
+			s.startToken(false)
+			s.i++
+			s.templateText(s.i-1, s.i)
+		case c == '/' && s.i+1 < len(src) && src[s.i+1] == '/':
+			s.lineComment()
+		case c == '/' && s.i+1 < len(src) && src[s.i+1] == '*':
+			s.blockComment()
+		case c == '/' && s.regexOK:
+			s.startToken(false)
+			s.regex()
+		case c == '#':
+			// A private name: #x is a value.
+			s.startToken(false)
+			s.i++
+			s.identChars()
+			s.token(false, false, "", false)
+		case c == '(' || c == '[' || c == '{':
+			s.open(c)
+		case c == ')' || c == ']' || c == '}':
+			s.close(c)
+		default:
+			s.punctuator()
+		}
+	}
+	if s.res.problem != nil {
+		return
+	}
+	s.startToken(false)
+	if n := len(s.stack); n > 0 {
+		f := s.stack[n-1]
+		if f.kind == '$' {
+			s.fail(f.tmplOpen, true, "", "the template literal is never closed: a `${` has no matching `}`")
+		} else {
+			s.fail(f.open, true, "", "%q is never closed", string(f.kind))
+		}
+	}
+}
+
+func isASCIIIdentStart(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '$' || c == '_'
+}
+
+func isASCIIIdentPart(c byte) bool {
+	return isASCIIIdentStart(c) || '0' <= c && c <= '9'
+}
+
+// isIDRune reports whether goja's lexer treats a non-ASCII rune as part of
+// an identifier.
+func isIDRune(r rune) bool {
+	return r == '\u200C' || r == '\u200D' ||
+		(unicode.IsLetter(r) || unicode.Is(unicode.Nl, r) || unicode.Is(unicode.Other_ID_Start, r) ||
+			unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Nd, r) ||
+			unicode.Is(unicode.Pc, r) || unicode.Is(unicode.Other_ID_Continue, r)) &&
+			!unicode.Is(unicode.Pattern_Syntax, r) && !unicode.Is(unicode.Pattern_White_Space, r)
+}
+
+// isBiDi reports whether r is a bidirectional control character, which can
+// make source text display in an order different from the one it runs in.
+func isBiDi(r rune) bool {
+	return r >= '\u202A' && r <= '\u202E' || r >= '\u2066' && r <= '\u2069' ||
+		r == '\u200E' || r == '\u200F' || r == '\u061C'
+}
+
+// nonASCII handles a non-ASCII character in code.
+func (s *scanner) nonASCII() {
+	r, size := utf8.DecodeRuneInString(s.src[s.i:])
+	switch {
+	case r == '\u2028' || r == '\u2029':
+		s.i += size
+	case r == '\uFEFF' || unicode.IsSpace(r):
+		if r == '\uFEFF' {
+			s.lexical(s.i, "remove it", "the invisible character U+FEFF (ZERO WIDTH NO-BREAK SPACE) is in code")
+		}
+		s.i += size
+	case isIDRune(r):
+		s.identifier()
+	default:
+		// goja rejects the character; BiDi controls are reported by
+		// checkBiDi, other invisible characters here.
+		if unicode.Is(unicode.Cf, r) && !isBiDi(r) {
+			s.lexical(s.i, "remove it", "the invisible character U+%04X is in code", r)
+		}
+		s.startToken(false)
+		s.i += size
+		s.token(true, false, "", false)
+	}
+}
+
+// identChars consumes identifier characters (ASCII, escapes, non-ASCII
+// identifier characters) and reports what it saw.
+func (s *scanner) identChars() (escape, nonASCII int) {
+	escape, nonASCII = -1, -1
+	src := s.src
+	for s.i < len(src) {
+		c := src[s.i]
+		switch {
+		case isASCIIIdentPart(c):
+			s.i++
+		case c == '\\':
+			// goja reads \uXXXX or \u{X...} here and rejects anything else.
+			if escape < 0 {
+				escape = s.i
+			}
+			s.i++
+			if s.i < len(src) && src[s.i] == 'u' {
+				s.i++
+				if s.i < len(src) && src[s.i] == '{' {
+					s.i++
+					for s.i < len(src) && isHex(src[s.i]) {
+						s.i++
+					}
+					if s.i < len(src) && src[s.i] == '}' {
+						s.i++
+					}
+				} else {
+					for k := 0; k < 4 && s.i < len(src) && isHex(src[s.i]); k++ {
+						s.i++
+					}
+				}
+			}
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(src[s.i:])
+			if !isIDRune(r) {
+				return
+			}
+			if nonASCII < 0 {
+				nonASCII = s.i
+			}
+			s.i += size
+		default:
+			return
+		}
+	}
+	return
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func (s *scanner) identifier() {
+	start := s.i
+	escape, nonASCII := s.identChars()
+	text := s.src[start:s.i]
+	s.checkIdentifier(start, text, escape, nonASCII)
+	s.startToken(false)
+	dot := s.prevDot
+	switch {
+	case dot:
+		// A property name after . or ?. is not a keyword.
+		s.token(false, false, "", false)
+		return
+	case text == "import" || text == "export":
+		s.res.imports = append(s.res.imports, start)
+	case text == "await" && s.prevIdent == "for":
+		s.res.forAwaits = append(s.res.forAwaits, start)
+	}
+	regexOK := regexKeywords[text]
+	if text == "of" {
+		if n := len(s.stack); n > 0 && s.stack[n-1].forHead {
+			regexOK = true
+		}
+	}
+	// After an identifier a '{' opens a class body; after return or
+	// another expression keyword it opens an object literal.
+	braceBlock := blockKeywords[text] || !regexOK
+	s.token(regexOK, braceBlock, text, false)
+}
+
+// checkIdentifier reports escapes and non-ASCII characters in an
+// identifier. goja resolves escapes, so \u0065val would reach the AST as
+// eval; and non-ASCII letters allow names that look like others (a Cyrillic
+// е in еval) or hide characters (ZERO WIDTH JOINER). Identifiers must be
+// plain ASCII; non-ASCII text belongs in strings.
+func (s *scanner) checkIdentifier(start int, text string, escape, nonASCII int) {
+	if escape >= 0 {
+		s.lexical(escape, "write identifiers with plain ASCII letters, digits, _ and $", "the identifier %q contains an escape sequence", text)
+		return
+	}
+	if nonASCII >= 0 {
+		r, _ := utf8.DecodeRuneInString(s.src[nonASCII:])
+		s.lexical(nonASCII, "identifiers must use ASCII letters, digits, _ and $ (non-ASCII text belongs in strings)",
+			"the identifier %q contains the non-ASCII character %q (U+%04X)", text, r, r)
+	}
+}
+
+func (s *scanner) number() {
+	s.startToken(false)
+	src := s.src
+	for s.i < len(src) && (isASCIIIdentPart(src[s.i]) || src[s.i] == '.') {
+		s.i++
+	}
+	s.token(false, false, "", false)
+}
+
+// str scans a string literal like goja's scanString: it ends at the
+// matching quote, or unterminated at a line feed, carriage return or the
+// end; a backslash escapes the next character, and a backslash before a
+// line break continues the string on the next line.
+func (s *scanner) str(quote byte) {
+	src := s.src
+	start := s.i
+	s.i++
+	for s.i < len(src) {
+		c := src[s.i]
+		switch {
+		case c == quote:
+			s.res.regions = append(s.res.regions, region{regString, start + 1, s.i})
+			s.i++
+			s.res.literals = append(s.res.literals, literal{litString, prog(start), prog(s.i)})
+			return
+		case c == '\n' || c == '\r':
+			// Unterminated: goja reports it.
+			s.res.regions = append(s.res.regions, region{regString, start + 1, s.i})
+			return
+		case c == '\\':
+			s.i++
+			s.skipEscaped()
+		default:
+			s.i++
+		}
+	}
+	s.res.regions = append(s.res.regions, region{regString, start + 1, s.i})
+}
+
+// skipEscaped skips the character after a backslash in a string or
+// template; CRLF counts as one line break.
+func (s *scanner) skipEscaped() {
+	src := s.src
+	if s.i >= len(src) {
+		return
+	}
+	if src[s.i] == '\r' && s.i+1 < len(src) && src[s.i+1] == '\n' {
+		s.i += 2
+		return
+	}
+	_, size := utf8.DecodeRuneInString(src[s.i:])
+	s.i += size
+}
+
+// templateText scans template text from s.i up to the closing backtick or
+// to a ${, which opens a substitution. open is the offset of the template's
+// opening backtick.
+func (s *scanner) templateText(open, start int) {
+	src := s.src
+	s.res.literals = append(s.res.literals, literal{litChunk, s.chunkKey(start), 0})
+	for s.i < len(src) {
+		c := src[s.i]
+		switch {
+		case c == '`':
+			s.res.regions = append(s.res.regions, region{regTemplate, start, s.i})
+			s.res.literals = append(s.res.literals, literal{litTemplate, prog(open), prog(s.i)})
+			s.i++
+			s.token(false, false, "", false)
+			return
+		case c == '$' && s.i+1 < len(src) && src[s.i+1] == '{':
+			s.res.regions = append(s.res.regions, region{regTemplate, start, s.i})
+			s.i += 2
+			s.push(frame{kind: '$', open: s.i - 2, tmplOpen: open})
+			s.token(true, false, "", false)
+			return
+		case c == '\\':
+			s.i++
+			s.skipEscaped()
+		default:
+			s.i++
+		}
+	}
+	s.res.regions = append(s.res.regions, region{regTemplate, start, s.i})
+	s.fail(open, true, "", "the template literal is never closed: a backtick is missing")
+}
+
+// chunkKey is the offset goja reports for template text starting at start:
+// it records the offset after the first character of the chunk.
+func (s *scanner) chunkKey(start int) int {
+	if start >= len(s.src) {
+		// The chunk starts at the end of the script, so its first
+		// character is the wrapper's line break.
+		return prog(start) + 1
+	}
+	_, size := utf8.DecodeRuneInString(s.src[start:])
+	return prog(start) + size
+}
+
+func isLineTerminator(src string, i int) (bool, int) {
+	switch c := src[i]; {
+	case c == '\n' || c == '\r':
+		return true, 1
+	case c == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && (src[i+2] == 0xA8 || src[i+2] == 0xA9):
+		return true, 3
+	}
+	return false, 0
+}
+
+func (s *scanner) lineComment() {
+	start := s.i + 2
+	s.i = start
+	for s.i < len(s.src) {
+		if lt, _ := isLineTerminator(s.src, s.i); lt {
+			break
+		}
+		s.i++
+	}
+	s.res.regions = append(s.res.regions, region{regComment, start, s.i})
+}
+
+func (s *scanner) blockComment() {
+	open := s.i
+	start := s.i + 2
+	s.i = start
+	for s.i+1 < len(s.src) {
+		if s.src[s.i] == '*' && s.src[s.i+1] == '/' {
+			s.res.regions = append(s.res.regions, region{regComment, start, s.i})
+			s.i += 2
+			return
+		}
+		s.i++
+	}
+	s.i = len(s.src)
+	s.res.regions = append(s.res.regions, region{regComment, start, s.i})
+	s.fail(open, true, "", "the comment is never closed: */ is missing")
+}
+
+// regex scans a regular expression literal like goja's scanString with '/'
+// as the quote, then its flags like goja's parseRegExpLiteral. Inside a
+// character class a '/' does not end the literal, and goja lets U+2028,
+// U+2029 and an escaped line break through; a raw LF or CR always ends it.
+func (s *scanner) regex() {
+	src := s.src
+	start := s.i
+	s.i++
+	inClass := false
+	for s.i < len(src) {
+		c := src[s.i]
+		if c == '/' && !inClass {
+			s.res.regions = append(s.res.regions, region{regRegex, start + 1, s.i})
+			s.i++
+			s.regexFlags(start)
+			return
+		}
+		if c == '\n' || c == '\r' {
+			break
+		}
+		if lt, _ := isLineTerminator(src, s.i); lt && !inClass {
+			break
+		}
+		if c == '\\' {
+			s.i++
+			if s.i >= len(src) {
+				break
+			}
+			if lt, size := isLineTerminator(src, s.i); lt {
+				if !inClass {
+					break
+				}
+				if src[s.i] == '\r' && s.i+1 < len(src) && src[s.i+1] == '\n' {
+					size = 2
+				}
+				s.i += size
+				continue
+			}
+			_, size := utf8.DecodeRuneInString(src[s.i:])
+			s.i += size
+			continue
+		}
+		if c == '[' && !inClass {
+			inClass = true
+		} else if c == ']' && inClass {
+			inClass = false
+		}
+		_, size := utf8.DecodeRuneInString(src[s.i:])
+		s.i += size
+	}
+	// Unterminated: goja reports it.
+	s.res.regions = append(s.res.regions, region{regRegex, start + 1, s.i})
+	s.token(false, false, "", false)
+}
+
+// regexFlags scans the flags after the closing slash: goja takes the next
+// token as flags if it follows without white space and is an identifier
+// rather than a keyword.
+func (s *scanner) regexFlags(start int) {
+	end := s.i
+	if s.i < len(s.src) && (isASCIIIdentStart(s.src[s.i]) || s.src[s.i] == '\\' || s.src[s.i] >= utf8.RuneSelf) {
+		r, _ := utf8.DecodeRuneInString(s.src[s.i:])
+		if r < utf8.RuneSelf || isIDRune(r) {
+			save := s.i
+			escape, nonASCII := s.identChars()
+			text := s.src[save:s.i]
+			if tk, strict := token.IsKeyword(text); len(text) > 1 && tk != 0 && !(tk == token.KEYWORD && strict) {
+				// A keyword such as in or instanceof: not flags.
+				s.i = save
+			} else {
+				s.checkIdentifier(save, text, escape, nonASCII)
+				end = s.i
+			}
+		}
+	}
+	s.res.literals = append(s.res.literals, literal{litRegex, prog(start), prog(end)})
+	s.token(false, false, "", false)
+}
+
+func (s *scanner) push(f frame) {
+	s.stack = append(s.stack, f)
+	if len(s.stack) > s.maxDepth {
+		s.fail(f.open, false, KindTooDeep,
+			"brackets are nested %d deep here; at most %d levels are allowed: split the expression and give intermediate results names with const",
+			len(s.stack), s.maxDepth)
+	}
+}
+
+func (s *scanner) open(c byte) {
+	s.startToken(false)
+	f := frame{kind: c, open: s.i}
+	switch c {
+	case '(':
+		switch s.prevIdent {
+		case "if", "while", "for", "with":
+			f.keyword = true
+			f.forHead = s.prevIdent == "for"
+		}
+	case '{':
+		f.block = s.braceBlock
+	}
+	s.brackets++
+	s.i++
+	s.push(f)
+	// An object literal may follow ( and [ and an object literal's {; a
+	// block may follow a block's {.
+	s.token(true, c == '{' && f.block, "", false)
+}
+
+var closerOf = map[byte]byte{'(': ')', '[': ']', '{': '}', '$': '}'}
+
+func (s *scanner) close(c byte) {
+	s.startToken(false)
+	n := len(s.stack)
+	if n == 0 {
+		s.fail(s.i, true, "", "unexpected %q: nothing is open here", string(c))
+		return
+	}
+	f := s.stack[n-1]
+	if closerOf[f.kind] != c {
+		opened := string(f.kind)
+		if f.kind == '$' {
+			opened = "${"
+		}
+		at := s.lines.at(f.open)
+		s.fail(s.i, true, "", "unexpected %q: the %q opened at line %d, column %d is still open", string(c), opened, at.Line, at.Column)
+		return
+	}
+	s.stack = s.stack[:n-1]
+	if n > 1 && f.arrowInner > s.stack[n-2].arrowInner {
+		s.stack[n-2].arrowInner = f.arrowInner
+	}
+	s.brackets++
+	s.i++
+	switch f.kind {
+	case '$':
+		s.templateText(f.tmplOpen, s.i)
+	case '(':
+		s.token(f.keyword, true, "", false)
+		s.pendingArrow, s.pendingArrowIn, s.pendingArrowOpen = true, f.arrowInner, f.open
+	case '[':
+		s.token(false, false, "", false)
+	case '{':
+		s.token(f.block, true, "", false)
+	}
+}
+
+// punctuator scans an operator or other punctuation the way goja's lexer
+// splits them, which matters for => and for ++/--, after which a '/' is a
+// division.
+func (s *scanner) punctuator() {
+	src := s.src
+	rest := src[s.i:]
+	n := 1
+	regexOK := true
+	switch {
+	case len(rest) >= 2 && rest[0] == '=' && rest[1] == '>':
+		s.startToken(true)
+		s.i += 2
+		// An arrow body: a block or an expression.
+		s.token(true, true, "", false)
+		return
+	case hasPrefix(rest, "?."):
+		if len(rest) < 3 || rest[2] < '0' || rest[2] > '9' {
+			s.startToken(false)
+			s.i += 2
+			s.token(false, false, "", true)
+			return
+		}
+	case hasPrefix(rest, "..."):
+		n = 3
+	case hasPrefix(rest, "++") || hasPrefix(rest, "--"):
+		// Postfix in valid code before a '/': a division follows.
+		n, regexOK = 2, false
+	case rest[0] == '.':
+		s.startToken(false)
+		s.i++
+		s.token(false, false, "", true)
+		return
+	default:
+		for _, op := range multiCharOps {
+			if hasPrefix(rest, op) {
+				n = len(op)
+				break
+			}
+		}
+	}
+	s.startToken(false)
+	var braceBlock bool
+	if rest[0] == ';' {
+		braceBlock = true
+	} else if rest[0] == ':' && n == 1 {
+		// A label or case clause in a block; a property value or the
+		// alternative of a conditional elsewhere.
+		top := len(s.stack) == 0 || s.stack[len(s.stack)-1].kind == '{' && s.stack[len(s.stack)-1].block
+		braceBlock = top
+	}
+	s.i += n
+	s.token(regexOK, braceBlock, "", false)
+}
+
+// multiCharOps are goja's operators longer than one character, longest
+// first, apart from =>, ?., ..., ++ and --.
+var multiCharOps = []string{
+	">>>=", "===", "!==", "**=", "<<=", ">>=", ">>>", "&&=", "||=", "??=",
+	"==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+	"**", "<<", ">>", "&&", "||", "??",
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// checkStack bounds the Go stack goja's parser could need; see stackBudget.
+func (s *scanner) checkStack() {
+	need := int64(s.brackets)*stackPerBracket + int64(len(s.src)+len(wrapPrefix)+len(wrapSuffix))*stackPerByte
+	if need > stackBudget {
+		s.fail(0, false, KindScriptTooLarge,
+			"the script has %d brackets, too many to parse safely at its size (%d bytes); make it shorter",
+			s.brackets, len(s.src))
+	}
+}
+
+// checkBiDi reports every bidirectional control character in the script,
+// wherever it is: such characters make code display differently from how
+// it runs ("Trojan Source").
+func checkBiDi(script string, add func(off int, r rune)) {
+	for i := 0; i < len(script); {
+		c := script[i]
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(script[i:])
+		if isBiDi(r) {
+			add(i, r)
+		}
+		i += size
+	}
+}
