@@ -17,13 +17,13 @@ type handlers struct {
 
 // Tools returns the meta-tools a config registers, with their handlers.
 // codecall.invoke is present only when directCalls.enabled is set.
-// codecall.execute is not registered by this package version.
 func Tools(cfg *presets.Config, env Env) []server.ServerTool {
 	h := &handlers{env: env}
 	n := NamesFor(cfg)
 	tools := []server.ServerTool{
 		{Tool: newTool(n.Search, "Search tools", searchSchema(cfg), true), Handler: h.search},
 		{Tool: newTool(n.Describe, "Describe tools", describeSchema, true), Handler: h.describe},
+		{Tool: newTool(n.Execute, "Execute a plan", executeSchema, false), Handler: h.execute},
 	}
 	if cfg.DirectCalls.Enabled {
 		tools = append(tools, server.ServerTool{Tool: newTool(n.Invoke, "Invoke a tool", invokeSchema, false), Handler: h.invoke})
@@ -42,7 +42,7 @@ func Descriptions(st *State) map[string]string {
 	if len(apps) > 20 {
 		appList = strings.Join(apps[:20], ", ") + fmt.Sprintf(" and %d more", len(apps)-20)
 	}
-	next := fmt.Sprintf("Then call %s for schemas", n.Describe)
+	next := fmt.Sprintf("Then call %s for schemas and %s to run a plan", n.Describe, n.Execute)
 	if st.Config.DirectCalls.Enabled {
 		next += fmt.Sprintf(" and %s to call one", n.Invoke)
 	}
@@ -54,6 +54,19 @@ func Descriptions(st *State) map[string]string {
 			"annotations, examples and a TypeScript declaration. At most %d per call; unknown names are listed in notFound.",
 			n.Search, st.Config.Describe.MaxDefinitions),
 	}
+	l := st.Config.VM
+	loops := "no loops (use map/filter/reduce)"
+	if l.AllowLoops {
+		loops = "loops allowed"
+	}
+	d[n.Execute] = fmt.Sprintf("Run a JavaScript plan that calls tools and returns only what matters. "+
+		"The script is the body of an async function: use await and return. "+
+		"Globals: callTool(name, input, {throwOnError}) -> Promise of the tool's result, getTool(name), codecallContext, "+
+		"console.log, mcpLog(level, msg), mcpNotify(event, payload). Promise.all runs calls in parallel (up to %d). "+
+		"Limits (%s preset): %s timeout, %d tool calls, %s; no eval/Function/require. "+
+		"Returns {status, result | error, logs, toolTrace, metrics, runId}; status is ok, syntax_error, illegal_access, "+
+		"runtime_error, tool_error, timeout or limit_exceeded.",
+		l.MaxConcurrency, st.Config.Preset, l.Timeout, l.MaxToolCalls, loops)
 	if st.Config.DirectCalls.Enabled {
 		d[n.Invoke] = fmt.Sprintf("Call one tool found with %s directly: {tool, input}. Returns the tool's own result; "+
 			"a failure returns {status: \"tool_error\", error: {toolName, code, message}}.", n.Search)
@@ -93,6 +106,12 @@ var describeSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"tools":{"type":"array","items":{"type":"string"},"description":"Exact tool names from search results"},` +
 	`"max":{"type":"integer","description":"Describe at most this many (at least 1)"}},` +
 	`"required":["tools"],"additionalProperties":false}`)
+
+var executeSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"script":{"type":"string","description":"Body of an async function, e.g. const c = await callTool('crm.get_contact', {id: 'c1'}); return c.email;"},` +
+	`"allowedTools":{"type":"array","items":{"type":"string"},"description":"Restrict callTool to these tool names or globs"},` +
+	`"context":{"type":"object","description":"Data for the plan, readable as codecallContext"}},` +
+	`"required":["script"],"additionalProperties":false}`)
 
 var invokeSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"tool":{"type":"string","description":"Exact tool name from search results"},` +

@@ -49,6 +49,7 @@ func ExampleWrap() {
 	fmt.Println("found:", res.StructuredContent.(map[string]any)["tools"].([]any)[0].(map[string]any)["name"])
 	// Output:
 	// listed: codecall.describe
+	// listed: codecall.execute
 	// listed: codecall.search
 	// found: billing.refund_payment
 }

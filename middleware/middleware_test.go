@@ -173,7 +173,7 @@ func TestListShowsMetaToolsAndVisibleTools(t *testing.T) {
 	srv := newShop(t)
 	wrap(t, srv, middleware.WithConfig(config(nil)))
 	s := connect(t, srv)
-	want := []string{"codecall.describe", "codecall.invoke", "codecall.search", "health"}
+	want := []string{"codecall.describe", "codecall.execute", "codecall.invoke", "codecall.search", "health"}
 	if got := s.list(); !slices.Equal(got, want) {
 		t.Fatalf("tools/list = %v, want %v", got, want)
 	}
@@ -505,7 +505,7 @@ func TestConfigReload(t *testing.T) {
 	srv := newShop(t)
 	wrap(t, srv, middleware.WithConfigFile(path))
 	s := connect(t, srv)
-	if got := s.list(); !slices.Equal(got, []string{"codecall.describe", "codecall.invoke", "codecall.search", "health"}) {
+	if got := s.list(); !slices.Equal(got, []string{"codecall.describe", "codecall.execute", "codecall.invoke", "codecall.search", "health"}) {
 		t.Fatalf("initial list = %v", got)
 	}
 
