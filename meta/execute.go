@@ -116,14 +116,14 @@ func progressToken(req mcp.CallToolRequest) mcp.ProgressToken {
 // through the same gate as any other path, then through the server's whole
 // pipeline as an internal call.
 type planHost struct {
-	env       Env
-	st        *State
-	names     Names
-	allowed   presets.Globs
-	reqCtx    context.Context
-	runID     string
-	progress  mcp.ProgressToken
-	events    atomic.Int64
+	env      Env
+	st       *State
+	names    Names
+	allowed  presets.Globs
+	reqCtx   context.Context
+	runID    string
+	progress mcp.ProgressToken
+	events   atomic.Int64
 }
 
 func (p *planHost) authorize(ctx context.Context, name string) (*policy.Error, bool) {
