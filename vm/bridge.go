@@ -22,21 +22,23 @@ var mcpLevels = map[string]bool{
 // so the plan can neither replace nor extend them. Everything crossing the
 // boundary is a JSON copy: no Go value is ever handed to the runtime.
 func (r *run) installBridge() {
-	g := r.rt.GlobalObject()
 	define := func(name string, v *goja.Object) {
 		r.freeze(v)
-		r.lockData(g, name, v)
+		r.lockGlobal(name, v)
 	}
 	define("callTool", r.newFunction("callTool", 2, r.callTool))
 	define("getTool", r.newFunction("getTool", 1, r.getTool))
 	define("mcpLog", r.newFunction("mcpLog", 2, r.mcpLog))
 	define("mcpNotify", r.newFunction("mcpNotify", 2, r.mcpNotify))
 
-	ctxJSON := []byte(r.opts.Context)
-	if len(ctxJSON) == 0 {
-		ctxJSON = []byte("{}")
+	ctxJSON := strings.TrimSpace(string(r.opts.Context))
+	var v goja.Value
+	var err error
+	if ctxJSON == "" || ctxJSON == "{}" {
+		v = r.rt.NewObject()
+	} else {
+		v, err = r.parseHostJSON([]byte(ctxJSON))
 	}
-	v, err := r.parseHostJSON(ctxJSON)
 	if err != nil {
 		// The request's context is the host's to get right; a plan should
 		// not fail for it, so it sees an empty context.
@@ -44,7 +46,7 @@ func (r *run) installBridge() {
 		r.warn(WarningContextDropped, "the request context could not be given to the plan: "+err.Error())
 	}
 	r.deepFreeze(v, 0)
-	r.lockData(g, "codecallContext", v)
+	r.lockGlobal("codecallContext", v)
 
 	if r.opts.Limits.AllowConsole {
 		console := r.rt.NewObject()

@@ -41,14 +41,18 @@ var typedArrays = []struct {
 	{"Float64Array", 8},
 }
 
-// Array.prototype methods that take `this` as an array-like, by whether
-// they write to it. concat, join, toLocaleString, flat and flatMap are
-// replaced outright; toString calls join.
+// Array.prototype methods that walk or copy `this` as an array-like in
+// one native call, by whether they write to it: the callback methods
+// included, because a native callback (Boolean, Math.abs...) runs no script
+// code either. concat, join, toLocaleString, flat and flatMap are replaced
+// outright; toString calls join. Not guarded, because they do a bounded
+// amount of work per call: at, pop, push, and the iterator methods (the
+// iterator's next is a checkpoint instead).
 var (
-	arrayReaders = []string{"at", "every", "filter", "find", "findIndex", "findLast", "findLastIndex", "forEach",
+	arrayReaders = []string{"every", "filter", "find", "findIndex", "findLast", "findLastIndex", "forEach",
 		"includes", "indexOf", "lastIndexOf", "map", "reduce", "reduceRight", "slice", "some",
-		"entries", "keys", "with", "toReversed", "toSorted", "toSpliced"}
-	arrayWriters = []string{"copyWithin", "fill", "pop", "push", "reverse", "shift", "sort", "splice", "unshift"}
+		"with", "toReversed", "toSorted", "toSpliced"}
+	arrayWriters = []string{"copyWithin", "fill", "reverse", "shift", "sort", "splice", "unshift"}
 )
 
 func isProxy(o *goja.Object) bool { return o.ExportType() == proxyType }
@@ -73,14 +77,30 @@ func (r *run) checkpoint() {
 // argument, loop over an array-like's length without running script code
 // (goja's interrupt does not reach native loops), or recurse on the Go
 // stack, where an overflow is fatal.
+//
+// Those reachable through literals and prototypes are guarded here; the
+// typed arrays and buffers, Reflect, Proxy and JSON when the plan first
+// names them (see globals.go).
 func (r *run) installGuards() {
 	r.guardStrings()
 	r.guardArrays()
-	r.guardFunctions()
-	r.guardBuffers()
-	json := object(r.rt.GlobalObject(), "JSON")
+	r.guardFunctionPrototype()
+}
+
+// guardJSON replaces JSON.stringify and JSON.parse, keeping the original
+// parse for the bridge, and removes JSON.rawJSON and JSON.isRawJSON, which
+// the sandbox's stringify does not support.
+func (r *run) guardJSON() {
+	json := object(r.std, "JSON")
+	r.in.jsonParse = native(json.Get("parse"))
 	r.replaceData(json, "stringify", r.newFunction("stringify", 3, r.jsonStringify))
 	r.replaceData(json, "parse", r.newFunction("parse", 2, r.jsonParse))
+	for _, name := range []string{"rawJSON", "isRawJSON"} {
+		if err := json.Delete(name); err != nil {
+			panic(err)
+		}
+	}
+	r.setGlobal("JSON", json)
 }
 
 // wrap replaces o[name] by a function of the same name and length made by
@@ -168,7 +188,6 @@ func (r *run) materialize(o *goja.Object, what string) *goja.Object {
 }
 
 func (r *run) guardArrays() {
-	g := r.rt.GlobalObject()
 	ap := r.in.arrayProto
 	origValues := native(ap.Get("values"))
 
@@ -198,10 +217,6 @@ func (r *run) guardArrays() {
 	for _, name := range arrayWriters {
 		r.wrap(ap, name, guardThis(name, true))
 	}
-	values := r.wrap(ap, "values", guardThis("values", false))
-	if err := ap.DefineDataPropertySymbol(goja.SymIterator, values, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
-		panic(err)
-	}
 	r.replaceData(ap, "join", r.newFunction("join", 1, r.arrayJoin))
 	r.replaceData(ap, "toLocaleString", r.newFunction("toLocaleString", 0, r.arrayToLocaleString))
 	r.replaceData(ap, "concat", r.newFunction("concat", 1, r.arrayConcat))
@@ -210,7 +225,7 @@ func (r *run) guardArrays() {
 
 	// Array(n) allocates nothing in goja, but a length beyond the element
 	// cap is refused anyway: nothing useful can be done with it here.
-	orig := object(g, "Array")
+	orig := object(r.std, "Array")
 	construct, _ := goja.AssertConstructor(orig)
 	array := r.newConstructor("Array", 1, func(call goja.ConstructorCall) *goja.Object {
 		if len(call.Arguments) == 1 && goja.IsNumber(call.Arguments[0]) {
@@ -240,7 +255,7 @@ func (r *run) guardArrays() {
 	})
 	r.speciesGetter(array)
 	r.replaceData(ap, "constructor", array)
-	r.replaceData(g, "Array", array)
+	r.setGlobal("Array", array)
 }
 
 // speciesGetter gives a replacement constructor the [Symbol.species]
@@ -446,28 +461,25 @@ func (r *run) flatten(out []goja.Value, src *goja.Object, n, depth int64, mapper
 	return out
 }
 
-// guardFunctions bounds the argument lists built from array-likes
-// (apply, Reflect.apply, Reflect.construct) and the chains whose calls
-// recurse on the Go stack (bound functions, proxies).
-func (r *run) guardFunctions() {
-	g := r.rt.GlobalObject()
-	argList := func(index int, what string) func(nativeFunc) nativeFunc {
-		return func(orig nativeFunc) nativeFunc {
-			return func(call goja.FunctionCall) goja.Value {
-				if o, ok := call.Argument(index).(*goja.Object); ok {
-					args := append([]goja.Value(nil), call.Arguments...)
-					args[index], _ = r.boundedArrayLike(o, what, false)
-					call.Arguments = args
-				}
-				return orig(call)
+// argList returns a guard for a built-in that builds an argument list from
+// the array-like at args[index] (goja allocates it in one step).
+func (r *run) argList(index int, what string) func(nativeFunc) nativeFunc {
+	return func(orig nativeFunc) nativeFunc {
+		return func(call goja.FunctionCall) goja.Value {
+			if o, ok := call.Argument(index).(*goja.Object); ok {
+				args := append([]goja.Value(nil), call.Arguments...)
+				args[index], _ = r.boundedArrayLike(o, what, false)
+				call.Arguments = args
 			}
+			return orig(call)
 		}
 	}
-	r.wrap(r.in.functionProto, "apply", argList(1, "Function.prototype.apply"))
-	reflectObj := object(g, "Reflect")
-	r.wrap(reflectObj, "apply", argList(2, "Reflect.apply"))
-	r.wrap(reflectObj, "construct", argList(1, "Reflect.construct"))
+}
 
+// guardFunctionPrototype bounds Function.prototype.apply's argument list
+// and chains of bound functions, whose calls recurse on the Go stack.
+func (r *run) guardFunctionPrototype() {
+	r.wrap(r.in.functionProto, "apply", r.argList(1, "Function.prototype.apply"))
 	r.guards.bindDepth = make(map[*goja.Object]int)
 	r.wrap(r.in.functionProto, "bind", func(orig nativeFunc) nativeFunc {
 		return func(call goja.FunctionCall) goja.Value {
@@ -485,7 +497,20 @@ func (r *run) guardFunctions() {
 			return v
 		}
 	})
+}
 
+// guardReflect bounds the argument lists of Reflect.apply and
+// Reflect.construct.
+func (r *run) guardReflect() {
+	reflectObj := object(r.std, "Reflect")
+	r.wrap(reflectObj, "apply", r.argList(2, "Reflect.apply"))
+	r.wrap(reflectObj, "construct", r.argList(1, "Reflect.construct"))
+	r.setGlobal("Reflect", reflectObj)
+}
+
+// guardProxy bounds chains of proxies (by target or handler), whose traps
+// forward on the Go stack.
+func (r *run) guardProxy() {
 	r.guards.proxyDepth = make(map[*goja.Object]int)
 	proxyDepth := func(args []goja.Value) int {
 		depth := 0
@@ -499,7 +524,7 @@ func (r *run) guardFunctions() {
 		}
 		return depth + 1
 	}
-	orig := object(g, "Proxy")
+	orig := object(r.std, "Proxy")
 	construct, _ := goja.AssertConstructor(orig)
 	proxy := r.newConstructor("Proxy", 2, func(call goja.ConstructorCall) *goja.Object {
 		depth := proxyDepth(call.Arguments)
@@ -524,13 +549,13 @@ func (r *run) guardFunctions() {
 		}
 		return v
 	}))
-	r.replaceData(g, "Proxy", proxy)
+	r.setGlobal("Proxy", proxy)
 }
 
 // guardBuffers caps ArrayBuffer and typed array allocations, which goja
 // makes in one native step (a huge one is a fatal out-of-memory error).
 func (r *run) guardBuffers() {
-	g := r.rt.GlobalObject()
+	g := r.std
 
 	origAB := object(g, "ArrayBuffer")
 	constructAB, _ := goja.AssertConstructor(origAB)
@@ -547,7 +572,17 @@ func (r *run) guardBuffers() {
 		return o
 	})
 	r.standIn(ab, origAB)
-	r.replaceData(g, "ArrayBuffer", ab)
+	r.setGlobal("ArrayBuffer", ab)
+
+	// DataView's BigInt accessors are a source of BigInt values.
+	dv := object(g, "DataView")
+	dvProto := object(dv, "prototype")
+	for _, name := range []string{"getBigInt64", "getBigUint64", "setBigInt64", "setBigUint64"} {
+		if err := dvProto.Delete(name); err != nil {
+			panic(err)
+		}
+	}
+	r.setGlobal("DataView", dv)
 
 	var typedArray *goja.Object // %TypedArray%
 	for _, ta := range typedArrays {
@@ -571,7 +606,7 @@ func (r *run) guardBuffers() {
 			panic(err)
 		}
 		typedArray = orig.Prototype()
-		r.replaceData(g, name, ctor)
+		r.setGlobal(name, ctor)
 	}
 
 	r.wrap(typedArray, "from", func(orig nativeFunc) nativeFunc {
@@ -705,7 +740,7 @@ func (r *run) guardStrings() {
 		}
 	})
 	// String.raw walks template.raw by its length.
-	r.replaceData(object(r.rt.GlobalObject(), "String"), "raw", r.newFunction("raw", 1, r.stringRaw))
+	r.replaceData(object(r.std, "String"), "raw", r.newFunction("raw", 1, r.stringRaw))
 }
 
 // thisString is RequireObjectCoercible(this) followed by ToString.

@@ -18,7 +18,8 @@ var hiddenPrototypes = sync.OnceValue(func() *goja.Program {
 
 // setup builds the run's runtime: a fresh goja.Runtime with source maps
 // off and the stack capped, its intrinsics captured and locked down, the
-// allocating built-ins guarded, and the bridge installed.
+// allocating built-ins guarded (the rarely used ones on first use, see
+// globals.go), and the bridge installed.
 func (r *run) setup() {
 	rt := goja.New()
 	r.rt = rt
@@ -26,31 +27,28 @@ func (r *run) setup() {
 	// compiles; nothing may be compiled at run time, but turn it off anyway.
 	rt.SetParserOptions(parser.WithDisableSourceMaps)
 	rt.SetMaxCallStackSize(r.caps.stackDepth)
+	r.std = rt.GlobalObject()
 
 	r.captureIntrinsics()
+	r.installGlobals()
 	r.lockCodeGeneration()
-	r.removeBuiltins()
 	r.installGuards()
 	r.installRegex()
 	r.installBridge()
 }
 
 func (r *run) captureIntrinsics() {
-	g := r.rt.GlobalObject()
+	g := r.std
 	objectCtor := object(g, "Object")
 	arrayCtor := object(g, "Array")
 	r.in = intrinsics{
-		objectProto:     object(objectCtor, "prototype"),
-		functionProto:   object(object(g, "Function"), "prototype"),
-		arrayProto:      object(arrayCtor, "prototype"),
-		stringProto:     object(object(g, "String"), "prototype"),
-		errorCtor:       object(g, "Error"),
-		rangeErrorCtor:  object(g, "RangeError"),
-		syntaxErrorCtor: object(g, "SyntaxError"),
-		freeze:          native(objectCtor.Get("freeze")),
-		describe:        native(objectCtor.Get("getOwnPropertyDescriptor")),
-		isArray:         native(arrayCtor.Get("isArray")),
-		jsonParse:       native(object(g, "JSON").Get("parse")),
+		objectProto:   object(objectCtor, "prototype"),
+		functionProto: object(object(g, "Function"), "prototype"),
+		arrayProto:    object(arrayCtor, "prototype"),
+		stringProto:   object(object(g, "String"), "prototype"),
+		freeze:        native(objectCtor.Get("freeze")),
+		describe:      native(objectCtor.Get("getOwnPropertyDescriptor")),
+		isArray:       native(arrayCtor.Get("isArray")),
 	}
 }
 
@@ -67,7 +65,6 @@ func (r *run) captureIntrinsics() {
 // Object.getOwnPropertyDescriptor, Reflect.getPrototypeOf - ends at the
 // same throwing function.
 func (r *run) lockCodeGeneration() {
-	g := r.rt.GlobalObject()
 	fn := r.newConstructor("Function", 1, func(goja.ConstructorCall) *goja.Object {
 		r.codeGeneration("the Function constructor")
 		return nil
@@ -85,14 +82,14 @@ func (r *run) lockCodeGeneration() {
 	for _, p := range protos {
 		r.lockData(p, "constructor", fn)
 	}
-	r.lockData(g, "Function", fn)
+	r.lockGlobal("Function", fn)
 
 	eval := r.newFunction("eval", 1, func(goja.FunctionCall) goja.Value {
 		r.codeGeneration("eval")
 		return nil
 	})
 	r.freeze(eval)
-	r.lockData(g, "eval", eval)
+	r.lockGlobal("eval", eval)
 }
 
 // mustRun runs a program of CodeCall's own during setup.
@@ -113,35 +110,6 @@ func (r *run) codeGeneration(what string) {
 	r.stop(&outcome{status: StatusIllegalAccess, err: &ErrorInfo{Kind: KindCodeGeneration, Location: r.scriptLocation(),
 		Message: what + " is not available: plans cannot create code at run time"}})
 	r.throwType(what + " is not available in the sandbox")
-}
-
-// removeBuiltins deletes what a plan has no use for and could harm with:
-// GoError (goja's wrapper for Go errors); every source of BigInt values
-// other than literals (the BigInt function, BigInt64Array, BigUint64Array
-// and DataView's BigInt accessors), because BigInt ** and << allocate
-// without bound in one native step; and JSON.rawJSON/isRawJSON, which the
-// sandbox's JSON.stringify does not support.
-func (r *run) removeBuiltins() {
-	g := r.rt.GlobalObject()
-	for _, name := range []string{"GoError", "BigInt", "BigInt64Array", "BigUint64Array"} {
-		if err := g.Delete(name); err != nil {
-			panic(err)
-		}
-	}
-	if dv := object(g, "DataView"); dv != nil {
-		proto := object(dv, "prototype")
-		for _, name := range []string{"getBigInt64", "getBigUint64", "setBigInt64", "setBigUint64"} {
-			if err := proto.Delete(name); err != nil {
-				panic(err)
-			}
-		}
-	}
-	json := object(g, "JSON")
-	for _, name := range []string{"rawJSON", "isRawJSON"} {
-		if err := json.Delete(name); err != nil {
-			panic(err)
-		}
-	}
 }
 
 // locator is what ast.Checked offers to map positions in the compiled

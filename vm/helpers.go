@@ -18,14 +18,10 @@ type intrinsics struct {
 	arrayProto    *goja.Object
 	stringProto   *goja.Object
 
-	errorCtor       *goja.Object
-	rangeErrorCtor  *goja.Object
-	syntaxErrorCtor *goja.Object
-
 	freeze    nativeFunc // Object.freeze
 	describe  nativeFunc // Object.getOwnPropertyDescriptor
 	isArray   nativeFunc // Array.isArray
-	jsonParse nativeFunc // JSON.parse, unguarded: callers check the text first
+	jsonParse nativeFunc // JSON.parse, unguarded: callers check the text first; see parseNative
 }
 
 // throwType throws a TypeError with message msg from a native function.
@@ -35,7 +31,13 @@ func (r *run) throwType(msg string) {
 
 // throwRange throws a RangeError with message msg from a native function.
 func (r *run) throwRange(msg string) {
-	panic(r.newError(r.in.rangeErrorCtor, msg))
+	panic(r.newError(r.builtin("RangeError"), msg))
+}
+
+// builtin returns one of goja's original globals. goja's own global
+// object is never exposed to the plan, so what it holds is pristine.
+func (r *run) builtin(name string) *goja.Object {
+	return object(r.std, name)
 }
 
 // newError builds an error with the runtime's own constructor and a message
@@ -176,4 +178,13 @@ func (r *run) toStr(v goja.Value) goja.String {
 		v = goja.Undefined()
 	}
 	return r.rt.ToValue(v.String()).(goja.String)
+}
+
+// parseNative returns the original JSON.parse, hardening the JSON global
+// (which captures it) on first use.
+func (r *run) parseNative() nativeFunc {
+	if r.in.jsonParse == nil {
+		r.lazy.Get("JSON")
+	}
+	return r.in.jsonParse
 }

@@ -511,9 +511,9 @@ func (r *run) jsonStringify(call goja.FunctionCall) goja.Value {
 func (r *run) jsonParse(call goja.FunctionCall) goja.Value {
 	text := r.toStr(call.Argument(0))
 	if err := checkJSONText(text.String(), r.caps.stringUnits, maxJSONDepth); err != nil {
-		panic(r.newError(r.in.syntaxErrorCtor, "JSON.parse: "+err.Error()))
+		panic(r.newError(r.builtin("SyntaxError"), "JSON.parse: "+err.Error()))
 	}
-	v := r.in.jsonParse(goja.FunctionCall{Arguments: []goja.Value{text}})
+	v := r.parseNative()(goja.FunctionCall{Arguments: []goja.Value{text}})
 	reviver, ok := call.Argument(1).(*goja.Object)
 	if !ok {
 		return v
@@ -586,7 +586,7 @@ func (r *run) parseHostJSON(raw []byte) (goja.Value, error) {
 		return nil, err
 	}
 	var v goja.Value
-	if err := r.try(func() { v = r.in.jsonParse(goja.FunctionCall{Arguments: []goja.Value{r.rt.ToValue(string(raw))}}) }); err != nil {
+	if err := r.try(func() { v = r.parseNative()(goja.FunctionCall{Arguments: []goja.Value{r.rt.ToValue(string(raw))}}) }); err != nil {
 		if isUncatchable(err) {
 			panic(err)
 		}

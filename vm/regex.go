@@ -62,7 +62,6 @@ type regexInput struct {
 }
 
 func (r *run) installRegex() {
-	g := r.rt.GlobalObject()
 	sp := r.in.stringProto
 	mode := r.opts.Limits.Regex
 	r.regex = &regexEngine{mode: mode, cache: make(map[string]*compiledRegex), byObj: make(map[*goja.Object]*compiledRegex)}
@@ -83,11 +82,11 @@ func (r *run) installRegex() {
 			return nil
 		})
 		r.freeze(ctor)
-		r.lockData(g, "RegExp", ctor)
+		r.setGlobal("RegExp", ctor)
 		return
 	}
 
-	orig := object(g, "RegExp")
+	orig := object(r.std, "RegExp")
 	proto := object(orig, "prototype")
 	r.regex.proto = proto
 	r.regex.getters = make(map[string]nativeFunc)
@@ -116,7 +115,7 @@ func (r *run) installRegex() {
 	}
 	r.freeze(ctor)
 	r.lockData(proto, "constructor", ctor)
-	r.replaceData(g, "RegExp", ctor)
+	r.setGlobal("RegExp", ctor)
 
 	// compile recompiles a RegExp in place from a new pattern.
 	if err := proto.Delete("compile"); err != nil {

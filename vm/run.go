@@ -53,8 +53,11 @@ type run struct {
 	caps   caps
 	start  time.Time
 
-	rt *goja.Runtime
-	in intrinsics
+	rt     *goja.Runtime
+	in     intrinsics
+	std    *goja.Object // goja's own global object, never exposed to the plan
+	global *goja.Object // the plan's global object
+	lazy   *lazyGlobals
 
 	// Stopping; stop may be called from any goroutine and the first reason
 	// wins. Once sealed (the outcome is final), stops are ignored.

@@ -211,7 +211,7 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 		r.defineData(o, "data", v)
 		err = c.resolve(o)
 	case c.throwOnError:
-		e := r.newError(r.in.errorCtor, c.message)
+		e := r.newError(r.builtin("Error"), c.message)
 		r.defineData(e, "name", r.rt.ToValue("ToolError"))
 		r.defineData(e, "toolName", r.rt.ToValue(c.name))
 		r.defineData(e, "code", r.rt.ToValue(c.code))
@@ -244,7 +244,7 @@ func (r *run) parseToolResult(raw json.RawMessage) (v goja.Value, code, message 
 	if err := checkJSONText(raw, r.caps.stringUnits, maxJSONDepth); err != nil {
 		return nil, codeLimit, "the tool's result cannot be used in the sandbox: " + err.Error()
 	}
-	err := r.try(func() { v = r.in.jsonParse(goja.FunctionCall{Arguments: []goja.Value{r.rt.ToValue(string(raw))}}) })
+	err := r.try(func() { v = r.parseNative()(goja.FunctionCall{Arguments: []goja.Value{r.rt.ToValue(string(raw))}}) })
 	if err != nil {
 		if isUncatchable(err) {
 			panic(err)
