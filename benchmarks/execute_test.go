@@ -130,4 +130,3 @@ func BenchmarkExecuteThroughput(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 }
-
