@@ -5,8 +5,6 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
-
-	"github.com/codecall-go/codecall/ast"
 )
 
 // hiddenPrototypes evaluates to functions whose prototypes are intrinsics no
@@ -112,12 +110,6 @@ func (r *run) codeGeneration(what string) {
 	r.throwType(what + " is not available in the sandbox")
 }
 
-// locator is what ast.Checked offers to map positions in the compiled
-// program to the user's script.
-type locator interface {
-	Locate(line, col int) ast.Location
-}
-
 // scriptLocation is the position in the user's script of the innermost
 // script frame on the stack, or nil.
 func (r *run) scriptLocation() *Location {
@@ -131,10 +123,8 @@ func (r *run) scriptLocation() *Location {
 	return nil
 }
 
+// locate maps a position in the program to the user's script.
 func (r *run) locate(line, col int) *Location {
-	if l, ok := any(r.plan).(locator); ok {
-		loc := l.Locate(line, col)
-		return &Location{Line: loc.Line, Column: loc.Column}
-	}
-	return &Location{Line: line, Column: col}
+	loc := r.plan.Locate(line, col)
+	return &Location{Line: loc.Line, Column: loc.Column}
 }
