@@ -74,9 +74,10 @@ type Metrics struct {
 }
 
 // ErrorInfo is the error of a non-ok status. Which fields are set depends
-// on the status: Kind and Location for illegal_access; Source "script" and
-// Name for runtime_error; Source "tool", ToolName, ToolInput, Code, Details
-// for tool_error; Limit for limit_exceeded.
+// on the status: Kind and Location for illegal_access; Source "script",
+// Name and, when the error carries a stack, Location for runtime_error;
+// Source "tool", ToolName, ToolInput, Code, Details for tool_error; Limit
+// for limit_exceeded.
 type ErrorInfo struct {
 	Source    string          `json:"source,omitempty"`
 	Message   string          `json:"message"`
@@ -104,10 +105,12 @@ type Warning struct {
 
 // Warning types a run reports.
 const (
-	WarningResultTruncated = "result_truncated" // the result was over maxResultBytes and became a preview
-	WarningLogsTruncated   = "logs_truncated"   // the logs reached maxLogBytes; later lines were dropped
-	WarningMessagesDropped = "messages_dropped" // mcpLog/mcpNotify calls beyond the per-run limit were dropped
-	WarningContextDropped  = "context_dropped"  // Options.Context could not be given to the plan
+	WarningResultTruncated    = "result_truncated"     // the result was over maxResultBytes and became a preview
+	WarningLogsTruncated      = "logs_truncated"       // the logs reached maxLogBytes; later lines were dropped
+	WarningMessagesDropped    = "messages_dropped"     // mcpLog/mcpNotify calls beyond the per-run limit were dropped
+	WarningContextDropped     = "context_dropped"      // Options.Context could not be given to the plan
+	WarningUnhandledToolError = "unhandled_tool_error" // a callTool failed and nothing in the plan handled it
+	WarningLateToolError      = "late_tool_error"      // a callTool failed after the plan had returned
 )
 
 // Result is the outcome of a run, ready to be encoded as codecall.execute's

@@ -10,6 +10,7 @@ import (
 
 // guardState is the bookkeeping of the guards; VM goroutine only.
 type guardState struct {
+	genDepth   int
 	joinDepth  int
 	joining    map[*goja.Object]bool
 	bindDepth  map[*goja.Object]int
@@ -85,6 +86,27 @@ func (r *run) installGuards() {
 	r.guardStrings()
 	r.guardArrays()
 	r.guardFunctionPrototype()
+	r.guardGenerators()
+}
+
+// guardGenerators bounds chains of generators delegating with yield*: each
+// next, return or throw of a delegating generator calls the inner one's on
+// the Go stack (a few KiB per level, while the generator itself costs a few
+// hundred bytes of heap), outside the JavaScript call-stack limit.
+func (r *run) guardGenerators() {
+	for _, name := range []string{"next", "return", "throw"} {
+		what := "Generator.prototype." + name
+		r.wrap(r.in.generatorProto, name, func(orig nativeFunc) nativeFunc {
+			return func(call goja.FunctionCall) goja.Value {
+				if r.guards.genDepth >= r.caps.stackDepth {
+					r.throwRange(fmt.Sprintf("%s: generators delegate (yield*) deeper than %d levels, this preset's maxStackDepth", what, r.caps.stackDepth))
+				}
+				r.guards.genDepth++
+				defer func() { r.guards.genDepth-- }()
+				return orig(call)
+			}
+		})
+	}
 }
 
 // guardJSON replaces JSON.stringify and JSON.parse, keeping the original

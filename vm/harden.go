@@ -28,6 +28,7 @@ func (r *run) setup() {
 	r.std = rt.GlobalObject()
 
 	r.captureIntrinsics()
+	r.trackRejections()
 	r.installGlobals()
 	r.lockCodeGeneration()
 	r.installGuards()
@@ -77,6 +78,7 @@ func (r *run) lockCodeGeneration() {
 	for _, i := range []string{"0", "1"} {
 		protos = append(protos, object(fns, i).Prototype())
 	}
+	r.in.generatorProto = object(object(fns, "1"), "prototype").Prototype()
 	for _, p := range protos {
 		r.lockData(p, "constructor", fn)
 	}

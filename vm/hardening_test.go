@@ -275,6 +275,10 @@ func TestAllocationGuards(t *testing.T) {
 		{name: "proxy chain", script: `let p = {}; for (let i = 0; i < 1e4; i++) p = new Proxy(p, {}); return p.x`, want: tooBig},
 		{name: "proxy handler chain", script: `let h = {}; for (let i = 0; i < 1e4; i++) h = new Proxy({}, h); return 1`, want: tooBig},
 		{name: "Proxy.revocable chain", script: `let p = {}; for (let i = 0; i < 1e4; i++) p = Proxy.revocable(p, {}).proxy; return 1`, want: tooBig},
+		{name: "yield* chain", script: `function* g(inner) { yield* inner } let it = (function*(){ yield 1 })(); for (let i = 0; i < 1e5; i++) it = g(it); return it.next().value`, want: tooBig},
+		{name: "yield* chain return", script: `function* g(inner) { yield* inner } let it = (function*(){ yield 1; yield 2 })(); for (let i = 0; i < 100; i++) it = g(it); it.next(); return it.return(7)`, want: okWith(`{"value":7,"done":true}`)},
+		{name: "yield* fine", script: `function* g(inner) { yield 0; yield* inner } let it = [1, 2].values(); for (let i = 0; i < 50; i++) it = g(it); return [...it].length`, want: okWith(`52`)},
+		{name: "class chain", script: `let C = class {}; for (let i = 0; i < 1e4; i++) C = class extends C {}; return new C() instanceof C`, want: okWith(`true`)},
 		{name: "proxy fine", script: `const p = new Proxy({a: 1}, {get: (t, k) => k in t ? t[k] : 'dflt'}); return [p.a, p.b, typeof Proxy.prototype]`, want: okWith(`[1,"dflt","undefined"]`)},
 	}
 	for _, c := range cases {

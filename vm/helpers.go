@@ -13,10 +13,11 @@ type nativeFunc = func(goja.FunctionCall) goja.Value
 // runs, so that nothing the plan does to the globals can change what the
 // bridge and the guards call.
 type intrinsics struct {
-	objectProto   *goja.Object
-	functionProto *goja.Object
-	arrayProto    *goja.Object
-	stringProto   *goja.Object
+	objectProto    *goja.Object
+	functionProto  *goja.Object
+	generatorProto *goja.Object // %GeneratorPrototype%
+	arrayProto     *goja.Object
+	stringProto    *goja.Object
 
 	freeze    nativeFunc // Object.freeze
 	describe  nativeFunc // Object.getOwnPropertyDescriptor

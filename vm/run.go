@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +81,7 @@ type run struct {
 	completions chan *toolCall
 	toolWG      sync.WaitGroup
 	toolErrors  map[*goja.Object]*toolCall
+	unhandled   map[*goja.Promise]bool // rejected promises nothing handles yet
 
 	// getTool answers, by name.
 	tools map[string]goja.Value
@@ -186,6 +190,8 @@ func (r *run) execute() {
 		return
 	}
 	r.loop(p)
+	delete(r.unhandled, p)
+	r.warnUnhandled()
 }
 
 // asPromise returns v's promise, or nil when v is not a promise.
@@ -294,7 +300,7 @@ func (r *run) classifyThrown(v goja.Value) *outcome {
 		}
 	}
 	info := &ErrorInfo{Source: "script"}
-	err := r.try(func() { info.Name, info.Message = r.describeThrown(v) })
+	err := r.try(func() { info.Name, info.Message, info.Location = r.describeThrown(v) })
 	if err != nil {
 		if o := r.stopReason(); o != nil {
 			return o
@@ -310,12 +316,12 @@ func (r *run) classifyThrown(v goja.Value) *outcome {
 	return &outcome{status: StatusRuntimeError, err: info}
 }
 
-// describeThrown reads the name and message of a thrown value, converting
-// each once.
-func (r *run) describeThrown(v goja.Value) (name, message string) {
+// describeThrown reads the name, message and stack of a thrown value,
+// converting each once.
+func (r *run) describeThrown(v goja.Value) (name, message string, loc *Location) {
 	obj, ok := v.(*goja.Object)
 	if !ok {
-		return "", clip(v.String(), maxErrorMessageBytes)
+		return "", clip(r.toStr(v).String(), maxErrorMessageBytes), nil
 	}
 	if n := obj.Get("name"); n != nil && goja.IsString(n) {
 		name = clip(n.String(), maxNameBytes)
@@ -325,7 +331,30 @@ func (r *run) describeThrown(v goja.Value) (name, message string) {
 	} else if name == "" {
 		message = clip(r.toStr(obj).String(), maxErrorMessageBytes)
 	}
-	return name, message
+	if s := obj.Get("stack"); s != nil && goja.IsString(s) {
+		loc = r.stackLocation(s.String())
+	}
+	return name, message, loc
+}
+
+// stackFrame matches a script position in a goja stack trace line:
+// "\tat f (plan.js:3:5(12))" or "\tat plan.js:3:5(12)".
+var stackFrame = regexp.MustCompile(`:(\d+):(\d+)\(\d+\)\)?$`)
+
+// stackLocation is the innermost script position of a stack trace.
+func (r *run) stackLocation(stack string) *Location {
+	for line := range strings.Lines(clip(stack, 64<<10)) {
+		m := stackFrame.FindStringSubmatch(strings.TrimRight(line, "\n"))
+		if m == nil {
+			continue
+		}
+		l, err1 := strconv.Atoi(m[1])
+		c, err2 := strconv.Atoi(m[2])
+		if err1 == nil && err2 == nil && l > 0 {
+			return r.locate(l, c)
+		}
+	}
+	return nil
 }
 
 func internalOutcome() *outcome {

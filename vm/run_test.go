@@ -524,3 +524,53 @@ func TestBadArguments(t *testing.T) {
 		t.Errorf("bad context: %s", describe(res))
 	}
 }
+
+func TestRuntimeErrorLocation(t *testing.T) {
+	l := limits(t, presets.Balanced)
+	for _, c := range []struct {
+		script string
+		loc    Location
+	}{
+		{"const a = 1;\nnull.x", Location{Line: 2, Column: 6}},
+		{"await callTool('t', {});\nfunction f() { throw new Error('late') }\nf()", Location{Line: 2, Column: 22}},
+		{"return [1].map(x => x.y.z)", Location{Line: 1, Column: 25}},
+	} {
+		plan, err := ast.Validate(c.script, ast.RulesFor(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Run(context.Background(), plan, &fakeHost{}, Options{Limits: l})
+		if res.Status != StatusRuntimeError || res.Error.Location == nil || *res.Error.Location != c.loc {
+			t.Errorf("%q: %s, want %+v", c.script, describe(res), c.loc)
+		}
+	}
+	// A thrown value without a stack has no location.
+	res := runScript(t, nil, `throw {message: 'm', stack: 'nonsense'}`)
+	if res.Status != StatusRuntimeError || res.Error.Location != nil {
+		t.Errorf("%s", describe(res))
+	}
+}
+
+func TestUnhandledToolErrors(t *testing.T) {
+	h := &fakeHost{handler: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
+		if name == "x" {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return nil, policyErr(policy.CodeAccessDenied, "no "+name)
+	}}
+	// a fails while the plan still runs, with nothing to handle it
+	res := runScript(t, h, `callTool('a', {}); callTool('b', {}).catch(() => 0); await Promise.allSettled([callTool('x', {})]); return 1`)
+	if res.Status != StatusOK || len(res.Warnings) != 1 || res.Warnings[0].Type != WarningUnhandledToolError ||
+		!strings.Contains(res.Warnings[0].Message, `callTool("a") failed with ACCESS_DENIED`) {
+		t.Errorf("%s", describe(res))
+	}
+	// a fails after the plan has returned
+	h.handler = func(context.Context, string, map[string]any) (json.RawMessage, error) {
+		time.Sleep(10 * time.Millisecond)
+		return nil, policyErr(policy.CodeAccessDenied, "no")
+	}
+	res = runScript(t, h, `callTool('a', {}); return 1`)
+	if res.Status != StatusOK || len(res.Warnings) != 1 || res.Warnings[0].Type != WarningLateToolError {
+		t.Errorf("%s", describe(res))
+	}
+}

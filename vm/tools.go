@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -270,6 +271,34 @@ func errorCode(err error) (code, message string) {
 	return codeExecution, "the tool call failed"
 }
 
+// trackRejections records which promises are rejected with nothing to
+// handle them, so that a tool error the plan never looked at is reported.
+func (r *run) trackRejections() {
+	r.unhandled = make(map[*goja.Promise]bool)
+	r.rt.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
+		if op == goja.PromiseRejectionReject {
+			r.unhandled[p] = true
+		} else {
+			delete(r.unhandled, p)
+		}
+	})
+}
+
+// warnUnhandled warns about tool calls that failed while nothing in the
+// plan handled the failure (a call that was never awaited, say).
+func (r *run) warnUnhandled() {
+	var calls []*toolCall
+	for p := range r.unhandled {
+		if o, ok := p.Result().(*goja.Object); ok && r.toolErrors[o] != nil {
+			calls = append(calls, r.toolErrors[o])
+		}
+	}
+	slices.SortFunc(calls, func(a, b *toolCall) int { return a.index - b.index })
+	for _, c := range calls {
+		r.warn(WarningUnhandledToolError, fmt.Sprintf("callTool(%q) failed with %s and the plan never handled the error: %s", c.name, c.code, c.message))
+	}
+}
+
 // drainCompletions records the calls that completed after the event loop
 // stopped listening.
 func (r *run) drainCompletions() {
@@ -279,6 +308,9 @@ func (r *run) drainCompletions() {
 			r.record(c)
 			if c.panicked {
 				r.late.Store(internalError())
+			}
+			if !c.ok && c.throwOnError && c.code != codeCancelled && c.code != codeTimeout {
+				r.warn(WarningLateToolError, fmt.Sprintf("callTool(%q) failed with %s after the plan had returned, so the plan never saw the failure: %s", c.name, c.code, c.message))
 			}
 		default:
 			return
