@@ -117,72 +117,72 @@ func TestCoercion(t *testing.T) { runCases(t, coercionCases) }
 func short(l *presets.Limits) { l.Timeout = shortTimeout }
 
 // proxyCases hide behaviour behind Proxy traps where the host reads inputs,
-// names and results.
+// names and results. The validator bans Proxy (and Reflect) in every
+// preset, so each trick is refused before anything runs; the last cases
+// try to reach the constructor without writing its name.
 var proxyCases = []attackCase{
-	// Wall: the bridge. A get trap is consulted once per key.
-	{name: "input-get-trap-read-once", cat: catProxy,
-		script: `let n = 0; const p = new Proxy({a: 0}, {get(t, k) { return k === 'a' ? ++n : Reflect.get(t, k) }});
+	// Wall: validator. A get trap counting the bridge's reads of an input.
+	{name: "input-get-trap", cat: catProxy,
+		script: `let n = 0; const p = new Proxy({a: 0}, {get(t, k) { return k === 'a' ? ++n : t[k] }});
 const r = await callTool('test.echo', p); return {n, r}`,
-		want: ok(`{"n":1,"r":{"a":1}}`), check: toolSaw(`{"a":1}`)},
-	// Wall: the bridge. A proxy as the tool name.
+		want: bannedIdentifier},
+	// Wall: validator. A proxy as the tool name, switching on each read.
 	{name: "proxy-tool-name", cat: catProxy, bypass: true,
-		script: `let n = 0; const name = new Proxy({}, {get(t, k) { if (k === Symbol.toPrimitive || k === 'toString') return () => (n++ === 0 ? 'test.count' : 'test.secret'); return Reflect.get(t, k) }});
+		script: `let n = 0; const name = new Proxy({}, {get(t, k) { return () => (n++ === 0 ? 'test.count' : 'test.secret') }});
 return await callTool(name, {})`,
-		want: typeError},
-	// Wall: the bridge. An ownKeys trap that reports __proto__ cannot
-	// smuggle the key to the tool.
+		want: bannedIdentifier},
+	// Wall: validator. An ownKeys trap smuggling a __proto__ key.
 	{name: "ownKeys-proto", cat: catProxy, bypass: true,
 		script: `const p = new Proxy({a: 1}, {
-  ownKeys() { return ['__proto__', 'a'] },
-  getOwnPropertyDescriptor(t, k) { return {value: k === 'a' ? 1 : {polluted: 1}, enumerable: true, configurable: true, writable: true} },
-  get(t, k) { return k === 'a' ? 1 : k === '__proto__' ? {polluted: 1} : undefined },
+  ownKeys() { return ['__pro' + 'to__', 'a'] },
+  getOwnPropertyDescriptor(t, k) { return {value: 1, enumerable: true, configurable: true, writable: true} },
 });
 return await callTool('test.count', p)`,
-		want: typeError},
-	// Wall: the bridge. A revoked proxy as input is a TypeError.
+		want: bannedIdentifier},
+	// Wall: validator. A revoked proxy as input.
 	{name: "revoked-input", cat: catProxy, bypass: true,
 		script: `const {proxy, revoke} = Proxy.revocable({a: 1}, {}); revoke(); return await callTool('test.count', proxy)`,
-		want:   typeError},
-	// Wall: result export. A revoked proxy as the result is a TypeError.
-	{name: "revoked-result", cat: catProxy,
-		script: `const {proxy, revoke} = Proxy.revocable({a: 1}, {}); revoke(); return proxy`,
-		want:   typeError},
-	// Wall: the deadline stays armed while the result is exported.
+		want:   bannedIdentifier},
+	// Wall: validator. An ownKeys trap that never returns while the result
+	// is exported.
 	{name: "result-ownKeys-loops", cat: catProxy, preset: presets.Balanced, limits: short,
 		script: `return new Proxy({}, {ownKeys() { for (;;) {} }})`,
-		want:   timedOut},
-	// Wall: the deadline, while an input is converted.
-	{name: "input-ownKeys-loops", cat: catProxy, preset: presets.Balanced, limits: short, bypass: true,
-		script: `return await callTool('test.count', new Proxy({}, {ownKeys() { for (;;) {} }}))`,
-		want:   timedOut},
-	// Wall: the stack limit, while the result is exported.
+		want:   bannedIdentifier},
+	// Wall: validator. A get trap that recurses while the result is
+	// exported.
 	{name: "result-get-trap-recurses", cat: catProxy,
 		script: `const p = new Proxy({a: 1}, {get(t, k) { return p[k] }}); return p`,
-		want:   stackExceeded},
-	// Wall: result export. A trap that throws is the plan's error.
-	{name: "result-trap-throws", cat: catProxy,
-		script: `return new Proxy({a: 1}, {ownKeys() { throw new TypeError('trap says no') }})`,
-		want:   typeError},
-	// Wall: the bridge's element cap. An array proxy that lies about its
-	// length would make the bridge call its get trap a billion times.
+		want:   bannedIdentifier},
+	// Wall: validator. An array proxy lying about its length.
 	{name: "input-array-length-lie", cat: catProxy, bypass: true,
-		script: `const p = new Proxy([1, 2, 3], {get(t, k) { return k === 'length' ? 1e9 : Reflect.get(t, k) }}); return await callTool('test.count', {p})`,
-		want:   rangeError},
-	// Wall: the array guards. A proxy whose length changes between reads
-	// gets a pinned view: the built-in walks the length that was checked.
-	{name: "array-method-length-switch", cat: catProxy,
-		script: `let n = 0; const p = new Proxy([1, 2, 3], {get(t, k) { return k === 'length' ? (n++ === 0 ? 3 : 1e9) : Reflect.get(t, k) }});
-return Array.prototype.map.call(p, x => x * 2)`,
-		want: ok(`[2,4,6]`)},
-	// Wall: the array guards. A writer method on a proxy is refused.
-	{name: "array-writer-on-proxy", cat: catProxy,
-		script: `const p = new Proxy([3, 2, 1], {}); return Array.prototype.sort.call(p)`,
-		want:   typeError},
-	// Wall: the gate. A proxy around callTool that swaps the name: the
-	// gate sees the name that is actually called.
+		script: `const p = new Proxy([1, 2, 3], {get(t, k) { return k === 'length' ? 1e9 : t[k] }}); return await callTool('test.count', {p})`,
+		want:   bannedIdentifier},
+	// Wall: validator. A proxy around callTool swapping the name.
 	{name: "proxy-around-callTool", cat: catProxy,
-		script: `const p = new Proxy(callTool, {apply(t, self, args) { return Reflect.apply(t, self, ['test.count', {}]) }}); return await p('test.secret', {})`,
-		want:   ok(`{"count":1}`), check: countRan(1)},
+		script: `const p = new Proxy(callTool, {apply(t, self, args) { return t('test.secret', {}) }}); return await p('test.count', {})`,
+		want:   bannedIdentifier},
+	// Wall: validator. Proxy only mentioned, in typeof.
+	{name: "typeof-Proxy", cat: catProxy,
+		script: `return typeof Proxy`,
+		want:   bannedIdentifier},
+	// Wall: validator. Proxy spelled with an escape.
+	{name: "escaped-Proxy", cat: catProxy,
+		script: `return typeof Pro\u0078y`,
+		want:   bannedIdentifier},
+	// Wall: validator. A local named Proxy is refused too, so the name can
+	// never be made to mean something else.
+	{name: "shadowed-Proxy", cat: catProxy,
+		script: `const Proxy = (t) => t; return Proxy(1)`,
+		want:   bannedIdentifier},
+	// Wall: strict mode. No global object to look Proxy up on.
+	{name: "proxy-from-this", cat: catProxy,
+		script: `const g = (function () { return this })(); return g === undefined ? 'no global object' : typeof g['Pro' + 'xy']`,
+		want:   ok(`"no global object"`)},
+	// Wall: runtime. Every built-in's constructor chain ends at the dead
+	// Function constructor, never at Proxy.
+	{name: "proxy-through-constructors", cat: catProxy,
+		script: `const k = 'constr' + 'uctor'; const F = (() => 0)[k]; return F("return Pro" + "xy")`,
+		want:   codeGeneration},
 }
 
 func TestProxy(t *testing.T) { runCases(t, proxyCases) }
@@ -219,10 +219,10 @@ var jsonCases = []attackCase{
 	{name: "replacer-list-toString", cat: catJSON,
 		script: `return JSON.stringify({a: 1, b: 2}, [{toString() { return 'a' }}])`,
 		want:   ok(`"{}"`)},
-	// Wall: result export. A reviver that returns a hostile proxy as the
-	// whole result.
-	{name: "reviver-returns-proxy", cat: catJSON,
-		script: `return JSON.parse('{"a":1}', (k, v) => k === '' ? new Proxy(v, {ownKeys() { throw new TypeError('trap') }}) : v)`,
+	// Wall: result export. A reviver that returns a value with a getter
+	// that throws as the whole result.
+	{name: "reviver-returns-throwing-getter", cat: catJSON,
+		script: `return JSON.parse('{"a":1}', (k, v) => k === '' ? Object.defineProperty({}, 'x', {enumerable: true, get() { throw new TypeError('getter') }}) : v)`,
 		want:   typeError},
 	// Wall: a reviver's error is an ordinary script error.
 	{name: "reviver-throws", cat: catJSON,

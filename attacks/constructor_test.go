@@ -28,11 +28,15 @@ var constructorCases = []attackCase{
 	{name: "generator", cat: catConstructor,
 		script: `return (function*(){}).constructor("return 'PW'+'NED'")().next().value`,
 		want:   bannedMember},
-	// Wall: the parser; goja has no async generators, so the route does not
-	// even compile.
+	// Wall: validator, AsyncGeneratorFunction (goja has none; the validator
+	// refuses the member before the compiler would).
 	{name: "async-generator", cat: catConstructor,
 		script: `return (async function*(){}).constructor("return 'PW'+'NED'")`,
-		want:   syntaxErr},
+		want:   bannedMember},
+	// Wall: validator, Reflect is banned outright.
+	{name: "reflect-get-named", cat: catConstructor,
+		script: `return Reflect.get(callTool, 'constr' + 'uctor')("return 'PW'+'NED'")()`,
+		want:   bannedIdentifier},
 	// Wall: validator, a class's constructor property.
 	{name: "class", cat: catConstructor,
 		script: `class A {}; return A.constructor("return 'PW'+'NED'")()`,
@@ -125,13 +129,18 @@ const name = Object.getOwnPropertyNames(fp).find(n => n.length === 11 && n.start
 const F = Object.getOwnPropertyDescriptor(fp, name).value;
 return F("return 'PW'+'NED'")()`,
 		want: codeGeneration},
-	// Wall: runtime. Reflect.get and Reflect.apply instead of member syntax.
-	{name: "reflect-get-apply", cat: catConstructor,
-		script: `const F = Reflect.get(callTool, 'constr' + 'uctor'); return Reflect.apply(F, null, ["return 'PW'+'NED'"])()`,
+	// Wall: runtime. Function.prototype.apply on a Function found by key.
+	{name: "apply-computed", cat: catConstructor,
+		script: `const F = callTool['constr' + 'uctor']; return F.apply(null, ["return 'PW'+'NED'"])()`,
 		want:   codeGeneration},
-	// Wall: runtime. Reflect.construct of a Function found by key.
-	{name: "reflect-construct-computed", cat: catConstructor,
-		script: `const F = getTool['constr' + 'uctor']; return Reflect.construct(F, ["return 'PW'+'NED'"])()`,
+	// Wall: runtime. new on a Function found by key.
+	{name: "new-computed", cat: catConstructor,
+		script: `const F = getTool['constr' + 'uctor']; return new F("return 'PW'+'NED'")()`,
+		want:   codeGeneration},
+	// Wall: runtime. A Function found by key, destructured under another
+	// name.
+	{name: "destructured-computed", cat: catConstructor,
+		script: `const {['constr' + 'uctor']: F} = mcpLog; return F("return 'PW'+'NED'")()`,
 		want:   codeGeneration},
 	// Wall: runtime. Function.prototype.call.call over a computed Function.
 	{name: "call-call-computed", cat: catConstructor,

@@ -46,9 +46,10 @@ const (
 	// a memory bomb and a GC.
 	heapSlack = 64 << 20
 	// defaultTimeout replaces every preset's run timeout unless a case sets
-	// its own: cases that must finish do so far sooner, and a case that
-	// hangs by mistake costs two seconds instead of ten.
-	defaultTimeout = 2 * time.Second
+	// its own: cases that must finish do so far sooner (even under the race
+	// detector on a loaded machine), and a case that hangs by mistake costs
+	// five seconds instead of ten.
+	defaultTimeout = 5 * time.Second
 	// shortTimeout is the run timeout of cases that are expected to end by
 	// the deadline (infinite loops, stalls).
 	shortTimeout = 500 * time.Millisecond
@@ -540,6 +541,10 @@ func runCases(t *testing.T, cases []attackCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.isolate && os.Getenv(envChildCase) == "" {
+				// Child processes share nothing with this one, so they
+				// may run side by side (after the table's in-process
+				// cases, whose goroutine and heap checks need quiet).
+				t.Parallel()
 				runIsolated(t, c)
 				return
 			}

@@ -3,6 +3,7 @@ package attacks
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codecall-go/codecall/presets"
 )
@@ -23,12 +24,12 @@ var memoryCases = []attackCase{
 	{name: "padEnd-2^30", cat: catMemory, isolate: true,
 		script: `return 'x'.padEnd(2 ** 30, 'yz').length`, want: rangeError},
 	// Wall: size guard on String.prototype.concat.
-	{name: "string-concat-method", cat: catMemory, isolate: true,
-		script: `const s = 'x'.repeat(4e6); return s.concat(s, s, s, s).length`, want: rangeError},
+	{name: "string-concat-method", cat: catMemory, isolate: true, limits: smallHeap,
+		script: `const s = 'x'.repeat(1e6); return s.concat(s, s, s, s).length`, want: rangeError},
 	// Wall: size guard on the Array constructor.
 	{name: "array-2^32-1-fill", cat: catMemory, isolate: true,
 		script: `return new Array(2 ** 32 - 1).fill(0).length`, want: rangeError},
-	// Wall: size guard on Array.prototype.fill over a huge length set
+	// Wall: size guard on [].fill over a huge length set
 	// after construction.
 	{name: "array-length-set-fill", cat: catMemory, isolate: true,
 		script: `const a = []; a.length = 2 ** 32 - 1; return a.fill(0).length`, want: rangeError},
@@ -45,52 +46,57 @@ var memoryCases = []attackCase{
 	{name: "float64array-2^28", cat: catMemory, isolate: true,
 		script: `return new Float64Array(2 ** 28).length`, want: rangeError},
 	// Wall: the heap watchdog, a string doubling in a loop.
-	{name: "string-doubling-loop", cat: catMemory, isolate: true, preset: presets.Balanced,
+	{name: "string-doubling-loop", cat: catMemory, isolate: true, preset: presets.Balanced, limits: smallHeap,
 		script: `let s = 'x'; for (;;) s += s`, want: memoryLimit},
 	// Wall: the heap watchdog, a string doubling by recursion (secure).
-	{name: "string-doubling-recursion", cat: catMemory, isolate: true,
+	{name: "string-doubling-recursion", cat: catMemory, isolate: true, limits: smallHeap,
 		script: `function d(s) { return d(s + s) } return d('x')`, want: memoryLimit},
 	// Wall: the heap watchdog, a map growing in a loop.
-	{name: "map-growth-loop", cat: catMemory, isolate: true, preset: presets.Balanced,
+	{name: "map-growth-loop", cat: catMemory, isolate: true, preset: presets.Balanced, limits: smallHeap,
 		script: `const m = new Map(); for (let i = 0; ; i++) m.set(i, {i, s: 'v' + i})`, want: memoryLimit},
 	// Wall: the heap watchdog, many arrays each within the element cap.
-	{name: "many-capped-arrays", cat: catMemory, isolate: true,
-		script: `return Array.from({length: 64}, () => new Array(4e6).fill(0)).length`, want: memoryLimit},
-	// Wall: the heap watchdog, split into millions of strings.
-	{name: "split-huge", cat: catMemory, isolate: true,
-		script: `return 'x'.repeat(8e6).split('').length`, want: memoryLimit},
+	{name: "many-capped-arrays", cat: catMemory, isolate: true, limits: smallHeap,
+		script: `return Array.from({length: 64}, () => new Array(1e6).fill(0)).length`, want: memoryLimit},
+	// Wall: the element cap on split: two million one-character strings
+	// from one native call, twice the cap of a 32 MiB budget.
+	{name: "split-element-cap", cat: catMemory, isolate: true, limits: smallHeap,
+		script: `return 'x'.repeat(2e6).split('').length`, want: rangeError},
+	// Wall: the heap watchdog, split into millions of non-ASCII strings
+	// (each costs far more than the 16 bytes the caps assume).
+	{name: "split-unicode", cat: catMemory, isolate: true, limits: smallHeap,
+		script: `const a = '\u00e9'.repeat(1e6).split(''); return a.length`, want: memoryLimit},
 	// Wall: size guard on join over a huge array.
 	{name: "join-huge-array", cat: catMemory, isolate: true,
 		script: `const a = []; a.length = 2 ** 28; return a.join('abcd').length`, want: rangeError},
 	// Wall: size guard on join's result.
-	{name: "join-long-result", cat: catMemory, isolate: true,
-		script: `return new Array(4e6).fill('abcdefgh').join('ijklmnop').length`, want: rangeError},
+	{name: "join-long-result", cat: catMemory, isolate: true, limits: smallHeap,
+		script: `return new Array(2e5).fill('abcdefghij').join('klmnopqrst').length`, want: rangeError},
 	// Wall: size guard on concat.
-	{name: "concat-spread", cat: catMemory, isolate: true,
-		script: `const a = new Array(1e6).fill(0); const parts = new Array(300).fill(a); return [].concat(...parts).length`, want: rangeError},
+	{name: "concat-spread", cat: catMemory, isolate: true, limits: smallHeap,
+		script: `const a = new Array(6e5).fill(0); const parts = new Array(300).fill(a); return [].concat(...parts).length`, want: rangeError},
 	// Wall: size guard on JSON.stringify's output.
-	{name: "json-stringify-huge", cat: catMemory, isolate: true,
-		script: `return JSON.stringify(new Array(1e6).fill('x'.repeat(100))).length`, want: rangeError},
+	{name: "json-stringify-huge", cat: catMemory, isolate: true, limits: smallHeap,
+		script: `return JSON.stringify(new Array(1e5).fill('x'.repeat(100))).length`, want: rangeError},
 	// Wall: a native loop over a huge array-like (no allocation, no
 	// interrupt check inside the built-in).
 	{name: "indexOf-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.indexOf.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
+		script: `return [].indexOf.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
 	// Wall: the same for includes.
 	{name: "includes-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.includes.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
+		script: `return [].includes.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
 	// Wall: the same for lastIndexOf.
 	{name: "lastIndexOf-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.lastIndexOf.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
+		script: `return [].lastIndexOf.call({length: 2 ** 53 - 1}, 1)`, want: rangeError},
 	// Wall: the same for fill, which also allocates a property per index.
 	{name: "fill-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.fill.call({length: 2 ** 53 - 1}, 0).length`, want: rangeError},
+		script: `return [].fill.call({length: 2 ** 53 - 1}, 0).length`, want: rangeError},
 	// Wall: the same for join, which also builds a huge string.
 	{name: "join-huge-arraylike", cat: catMemory, isolate: true,
-		script: `return Array.prototype.join.call({length: 2 ** 32}).length`, want: rangeError},
+		script: `return [].join.call({length: 2 ** 32}).length`, want: rangeError},
 	// Wall: the same through a getter that reports a small length to the
 	// check and a huge one to the built-in.
 	{name: "length-getter-switch", cat: catMemory, isolate: true,
-		script: `let n = 0; const o = {get length() { return n++ === 0 ? 3 : 2 ** 53 - 1 }}; return Array.prototype.indexOf.call(o, 1)`, want: ok(`-1`)},
+		script: `let n = 0; const o = {get length() { return n++ === 0 ? 3 : 2 ** 53 - 1 }}; return [].indexOf.call(o, 1)`, want: ok(`-1`)},
 	// Wall: the bridge, a sparse array input that would expand to a
 	// billion nulls.
 	{name: "sparse-array-input", cat: catMemory, isolate: true, bypass: true,
@@ -104,6 +110,18 @@ var memoryCases = []attackCase{
 }
 
 func TestMemoryBombs(t *testing.T) { runCases(t, memoryCases) }
+
+// smallHeap gives the heap watchdog a small budget and the run a long
+// deadline, so that the memory wall, not the clock, ends the case, and
+// soon (the race detector slows allocation loops tenfold). The element and
+// string caps shrink with the budget (1M elements, 2M characters).
+func smallHeap(l *presets.Limits) {
+	l.MemoryBytes = 32 << 20
+	l.Timeout = 10 * time.Second
+}
+
+// longDeadline is for cases whose setup is slow under the race detector.
+func longDeadline(l *presets.Limits) { l.Timeout = 10 * time.Second }
 
 // deepCases nest source or data deep enough to overflow the Go stack of a
 // recursive parser, compiler, JSON codec or exporter: an unrecoverable
@@ -164,31 +182,35 @@ var deepCases = []attackCase{
 		script: `return JSON.parse('{"a":1,"b":{}}', function (k, v) { if (k === 'a') { let x = {}; const top = x; Array.from({length: 1e4}, () => { x.a = {}; x = x.a }); this.b = top } return v })`, want: rangeError},
 	// Wall: the depth guard on JSON.stringify.
 	{name: "json-stringify-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: `const a = Array.from({length: 2e5}).reduce(x => [x], []); return JSON.stringify(a).length`, want: rangeError},
+		script: `const a = Array.from({length: 2e4}).reduce(x => [x], []); return JSON.stringify(a).length`, want: rangeError},
 	// Wall: the depth guard on result export.
 	{name: "result-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: `return Array.from({length: 2e5}).reduce(x => [x], [])`, want: rangeError},
+		script: `return Array.from({length: 2e4}).reduce(x => [x], [])`, want: rangeError},
 	// Wall: the depth guard on tool input conversion.
 	{name: "tool-input-deep", cat: catDeep, isolate: true, bypass: true, preset: presets.Balanced,
-		script: `const a = Array.from({length: 2e5}).reduce(x => [x], []); return await callTool('test.count', {a})`, want: rangeError},
-	// Wall: the depth guard on Array.prototype.toString's recursion.
+		script: `const a = Array.from({length: 2e4}).reduce(x => [x], []); return await callTool('test.count', {a})`, want: rangeError},
+	// Wall: the depth guard on [].toString's recursion.
 	{name: "array-toString-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: `const a = Array.from({length: 2e5}).reduce(x => [x], [1]); return String(a).length`, want: rangeError},
+		script: `const a = Array.from({length: 2e4}).reduce(x => [x], [1]); return String(a).length`, want: rangeError},
 	// Wall: the depth guard on console formatting.
 	{name: "console-log-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: `const a = Array.from({length: 2e5}).reduce(x => [x], [1]); console.log(a); return 'done'`, want: ok(`"done"`)},
-	// Wall: the depth guard on proxy chains (each get recurses in Go).
+		script: `const a = Array.from({length: 2e4}).reduce(x => [x], [1]); console.log(a); return 'done'`, want: ok(`"done"`)},
+	// Wall: validator. Proxy chains (each get recurses in Go) cannot be
+	// built: Proxy is banned.
 	{name: "proxy-chain-deep", cat: catDeep, isolate: true,
-		script: `const p = Array.from({length: 1e6}).reduce(q => new Proxy(q, {}), {}); return p.x`, want: rangeError},
+		script: `const p = Array.from({length: 1e4}).reduce(q => new Proxy(q, {}), {}); return p.x`, want: bannedIdentifier},
+	// Wall: the depth guard on generator delegation chains.
+	{name: "yield-star-chain-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: `function* leaf() { yield 1 } const g = Array.from({length: 2e4}).reduce(inner => (function* () { yield* inner })(), leaf()); return [...g]`, want: rangeError},
 	// Wall: the depth guard on bound-function chains.
 	{name: "bound-chain-deep", cat: catDeep, isolate: true,
-		script: `const f = Array.from({length: 1e6}).reduce(g => g.bind(null), () => 1); return f()`, want: rangeError},
-	// Wall: Array.prototype.flat's depth cap.
+		script: `const f = Array.from({length: 1e4}).reduce(g => g.bind(null), () => 1); return f()`, want: rangeError},
+	// Wall: [].flat's depth cap.
 	{name: "flat-infinity", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: `const a = Array.from({length: 2e5}).reduce(x => [x], [1]); return a.flat(Infinity).length`, want: ok(`1`)},
+		script: `const a = Array.from({length: 2e4}).reduce(x => [x], [1]); return a.flat(Infinity).length`, want: ok(`1`)},
 	// Wall: prototype chains are walked without running out of Go stack.
-	{name: "prototype-chain-deep", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: `const o = Array.from({length: 5e5}).reduce(p => Object.create(p), {}); return o.x === undefined`, want: ok(`true`)},
+	{name: "prototype-chain-deep", cat: catDeep, isolate: true, preset: presets.Balanced, limits: longDeadline,
+		script: `const o = Array.from({length: 1e5}).reduce(p => Object.create(p), {}); return o.x === undefined`, want: ok(`true`)},
 }
 
 func TestDeepNesting(t *testing.T) { runCases(t, deepCases) }

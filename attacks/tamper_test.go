@@ -217,14 +217,18 @@ return await callTool('test.json', {text: '{"a":[1]}'})`,
 	{name: "require", cat: catGlobals,
 		script: `return require('fs').readFileSync('/etc/passwd', 'utf8')`,
 		want:   bannedIdentifier},
-	// Wall: runtime. No module system.
-	{name: "module-exports-dirname", cat: catGlobals,
-		script: `return [typeof module, typeof exports, typeof __dirname, typeof __filename]`,
-		want:   ok(`["undefined","undefined","undefined","undefined"]`)},
-	// Wall: runtime. No Node or browser global-object aliases.
+	// Wall: validator, module.
+	{name: "module", cat: catGlobals,
+		script: `return typeof module`,
+		want:   bannedIdentifier},
+	// Wall: runtime. No other host objects, whatever the runtime.
+	{name: "host-objects", cat: catGlobals,
+		script: `return [typeof __dirname, typeof __filename, typeof Deno, typeof Bun, typeof document, typeof navigator, typeof fetch, typeof XMLHttpRequest, typeof WebSocket, typeof importScripts]`,
+		want:   ok(`["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"]`)},
+	// Wall: validator, Node's and browsers' global-object aliases.
 	{name: "global-window-self", cat: catGlobals,
-		script: `return [typeof global, typeof window, typeof self, typeof frames]`,
-		want:   ok(`["undefined","undefined","undefined","undefined"]`)},
+		script: `return [typeof global, typeof window, typeof self]`,
+		want:   bannedIdentifier},
 	// Wall: validator, globalThis.
 	{name: "globalThis", cat: catGlobals,
 		script: `return Object.getOwnPropertyNames(globalThis)`,
@@ -237,18 +241,18 @@ return await callTool('test.json', {text: '{"a":[1]}'})`,
 	{name: "function-this", cat: catGlobals,
 		script: `return (function () { return this })() === undefined`,
 		want:   ok(`true`)},
-	// Wall: strict mode. arguments.callee throws.
+	// Wall: validator, arguments (and its callee).
 	{name: "arguments-callee", cat: catGlobals,
 		script: `return (function () { return typeof arguments.callee })()`,
-		want:   typeError},
+		want:   bannedIdentifier},
 	// Wall: strict mode. delete of a binding is a syntax error.
 	{name: "delete-callTool-binding", cat: catGlobals,
 		script: `delete callTool; return typeof callTool`,
 		want:   syntaxErr},
-	// Wall: runtime. No timers in the secure preset, so no string timers.
+	// Wall: validator, timers (and so string timers).
 	{name: "setTimeout-string", cat: catGlobals,
-		script: `return [typeof setTimeout, typeof setInterval, typeof setImmediate, typeof queueMicrotask === 'function' || typeof queueMicrotask === 'undefined']`,
-		want:   ok(`["undefined","undefined","undefined",true]`)},
+		script: `setTimeout("return 'PW'+'NED'", 0); return 1`,
+		want:   bannedIdentifier},
 	// Wall: the bridge. Injected functions expose nothing of Go.
 	{name: "injected-functions-are-plain", cat: catGlobals,
 		script: `return [callTool, getTool, mcpLog, mcpNotify].map(f => [typeof f, Object.keys(f).length, Object.getOwnPropertyNames(f).filter(n => n !== 'length' && n !== 'name')])`,

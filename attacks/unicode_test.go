@@ -39,9 +39,9 @@ var unicodeCases = []attackCase{
 	// Wall: validator, a string key with a hex escape.
 	{name: "hex-escaped-constructor-string-key", cat: catUnicode,
 		script: `return (x => x)['\x63onstructor']("return 'PW'+'NED'")()`, want: bannedMember},
-	// Wall: the parser, escaped keywords are syntax errors.
+	// Wall: validator, no escapes in identifiers or keywords at all.
 	{name: "escaped-keyword", cat: catUnicode,
-		script: `\u0069f (true) { return 1 }`, want: syntaxErr},
+		script: `\u0069f (true) { return 1 }`, want: unicodeRefused},
 	// Wall: validator, a BiDi override (U+202E) in a string.
 	{name: "bidi-override-string", cat: catUnicode,
 		script: "const role = 'user\u202e \u2066// admin\u2069\u2066'; return role", want: unicodeRefused},
@@ -57,10 +57,10 @@ var unicodeCases = []attackCase{
 	// Wall: validator, a homoglyph shadowing an injected name.
 	{name: "cyrillic-homoglyph-callTool", cat: catUnicode,
 		script: "const c\u0430llTool = () => 'fake'; return c\u0430llTool('test.secret', {})", want: unicodeRefused},
-	// Wall: validator, a zero-width space in a string hides a
-	// difference a reviewer cannot see.
-	{name: "zero-width-space-string", cat: catUnicode,
-		script: "return await callTool('test.\u200becho', {})", want: unicodeRefused},
+	// Wall: the gate. An invisible character in a tool name is part of the
+	// name: no tool has it.
+	{name: "zero-width-space-tool-name", cat: catUnicode,
+		script: "return await callTool('test.\u200becho', {})", want: toolErr("test.\u200becho", "NOT_FOUND")},
 }
 
 func TestUnicodeTricks(t *testing.T) { runCases(t, unicodeCases) }
