@@ -1,6 +1,8 @@
 package ast
 
 import (
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/dop251/goja"
@@ -38,7 +40,7 @@ func runPlan(t *testing.T, c *Checked) goja.Value {
 func TestValidateRunsPlan(t *testing.T) {
 	r, _ := RulesForPreset(presets.Secure)
 	for src, want := range map[string]int64{
-		"return 1 + 2":                                           3,
+		"return 1 + 2": 3,
 		"const x = await Promise.resolve(3); return x * 2":       6,
 		"async function main(){ return 7 }\nreturn main();":      7,
 		"// a comment on the last line\nreturn 4 // and another": 4,
@@ -51,4 +53,34 @@ func TestValidateRunsPlan(t *testing.T) {
 			t.Errorf("%q returned %d, want %d", src, got, want)
 		}
 	}
+}
+
+var stackPosition = regexp.MustCompile(`plan\.js:(\d+):(\d+)`)
+
+// rejectionPosition runs a plan that rejects and returns the program
+// position goja records in the error's stack.
+func rejectionPosition(t *testing.T, c *Checked) (line, col int) {
+	t.Helper()
+	rt := goja.New()
+	fnv, err := rt.RunProgram(c.Program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, _ := goja.AssertFunction(fnv)
+	res, err := fn(goja.Undefined())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Export().(*goja.Promise)
+	if p.State() != goja.PromiseStateRejected {
+		t.Fatalf("the plan did not reject: %v", p.Result())
+	}
+	stack := p.Result().ToObject(rt).Get("stack").String()
+	m := stackPosition.FindStringSubmatch(stack)
+	if m == nil {
+		t.Fatalf("no position in %q", stack)
+	}
+	line, _ = strconv.Atoi(m[1])
+	col, _ = strconv.Atoi(m[2])
+	return line, col
 }

@@ -16,6 +16,10 @@ import (
 // literals, regular expressions and comments, and:
 //
 //   - measures bracket nesting ((, [, {, ${) against Rules.MaxNestingDepth;
+//   - bounds chains of operators that goja parses by recursion without a
+//     bracket in between (a => b => c, a ? b : c ? d : e, a = b = c, !!!x,
+//     new new X, a ** b ** c, a < b < c), so that they too are refused
+//     before parsing;
 //   - bounds arrow functions nested inside arrow-function parameter lists,
 //     because goja re-parses such a parameter list once per enclosing one
 //     (exponential time);
@@ -35,6 +39,19 @@ import (
 // and parses the group again as parameters, so the innermost of k nested
 // groups is parsed 2^k times.
 const maxArrowParamNesting = 3
+
+// maxOperatorChain bounds the operators chained at one bracket level
+// between two commas, semicolons or statement ends that goja's parser
+// handles by recursion. Realistic code chains a handful; the syntax tree's
+// own depth bound (maxSyntaxDepth) would refuse a long chain after
+// parsing, this refuses it before.
+const maxOperatorChain = 200
+
+// maxLabels bounds the labels of a script. goja checks a new label against
+// every enclosing one and records an error for each duplicate, so nested
+// labels cost quadratic time and memory (a:a:a:... with 16,000 labels would
+// record 128 million errors).
+const maxLabels = 100
 
 // Stack accounting. goja's parser uses at most about 2.3 KB of Go stack per
 // opening bracket it descends into (measured: "(": 2114 B, "[": 2114 B,
@@ -106,14 +123,22 @@ type frame struct {
 	tmplOpen int
 	// arrowInner is the deepest nesting of arrow parameter lists inside.
 	arrowInner int
+	// chain counts recursive operators and statement keywords since the
+	// last comma, semicolon or statement end at this level.
+	chain int
+	// ternary counts the ?s waiting for their : at this level.
+	ternary int
+	// caseOpen: a case or default waits for its : at this level.
+	caseOpen bool
 }
 
-// scanProblem is a reason to stop before parsing.
+// scanProblem is a reason to stop before parsing: what is wrong and how to
+// fix it; Validate puts the location between the two.
 type scanProblem struct {
-	off     int
-	syntax  bool // a syntax error rather than a broken rule
-	kind    Kind
-	message string // without the location
+	off       int
+	syntax    bool // a syntax error rather than a broken rule
+	kind      Kind
+	what, fix string
 }
 
 // lexicalIssue is a KindUnicode finding: what is wrong, and how to fix it.
@@ -156,7 +181,40 @@ type scanner struct {
 	pendingArrowIn   int
 	pendingArrowOpen int
 
-	brackets int // brackets outside strings, comments and regexes
+	brackets int   // brackets outside strings, comments and regexes
+	top      frame // the level outside any bracket: the function body
+	labels   int
+}
+
+// cur returns the innermost open level.
+func (s *scanner) cur() *frame {
+	if n := len(s.stack); n > 0 {
+		return &s.stack[n-1]
+	}
+	return &s.top
+}
+
+// chainOp counts an operator or statement keyword goja parses by
+// recursion.
+func (s *scanner) chainOp(off int) {
+	c := &s.cur().chain
+	*c++
+	if *c > maxOperatorChain {
+		s.fail(off, false, KindTooDeep, "split it into several statements, or use braces and semicolons",
+			"more than %d operators or statements (=>, ?:, =, !, new, await, **, <, if, else, do, labels ...) are chained here without a comma, semicolon or bracket between them",
+			maxOperatorChain)
+	}
+}
+
+// chainEnd ends the current chain.
+func (s *scanner) chainEnd() { s.cur().chain = 0 }
+
+// recursiveKeywords are the keywords goja parses by recursion: operators,
+// and statements whose body need not be a block.
+var recursiveKeywords = map[string]bool{
+	"new": true, "typeof": true, "void": true, "delete": true, "await": true, "yield": true,
+	"instanceof": true, "in": true,
+	"if": true, "else": true, "for": true, "while": true, "do": true, "with": true,
 }
 
 // regexKeywords are the keywords after which a '/' starts a regular
@@ -173,6 +231,7 @@ var blockKeywords = map[string]bool{"else": true, "do": true, "try": true, "fina
 // prescan scans script with bracket nesting limited to maxDepth.
 func prescan(script string, lines *lineIndex, maxDepth int) *scanResult {
 	s := &scanner{src: script, lines: lines, maxDepth: maxDepth, regexOK: true, braceBlock: true}
+	s.top.block = true
 	s.run()
 	if s.res.problem == nil {
 		s.checkStack()
@@ -180,9 +239,9 @@ func prescan(script string, lines *lineIndex, maxDepth int) *scanResult {
 	return &s.res
 }
 
-func (s *scanner) fail(off int, syntax bool, kind Kind, format string, args ...any) {
+func (s *scanner) fail(off int, syntax bool, kind Kind, fix, format string, args ...any) {
 	if s.res.problem == nil {
-		s.res.problem = &scanProblem{off: off, syntax: syntax, kind: kind, message: fmt.Sprintf(format, args...)}
+		s.res.problem = &scanProblem{off: off, syntax: syntax, kind: kind, what: fmt.Sprintf(format, args...), fix: fix}
 	}
 }
 
@@ -210,8 +269,8 @@ func (s *scanner) startToken(isArrow bool) {
 	if isArrow {
 		level++
 		if level > maxArrowParamNesting {
-			s.fail(s.pendingArrowOpen, false, KindTooDeep,
-				"arrow functions are nested %d deep inside arrow-function parameter lists (default values or destructuring); at most %d levels are allowed: define the inner functions first with const",
+			s.fail(s.pendingArrowOpen, false, KindTooDeep, "define the inner functions first, with const",
+				"arrow functions are nested %d deep inside arrow-function parameter lists (default values or destructuring), more than the %d allowed",
 				level, maxArrowParamNesting)
 		}
 	}
@@ -225,7 +284,10 @@ func (s *scanner) run() {
 	for s.i < len(src) && s.res.problem == nil {
 		c := src[s.i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\n' || c == '\r':
+		case c == '\n' || c == '\r':
+			s.lineBreak()
+			s.i++
+		case c == ' ' || c == '\t' || c == '\v' || c == '\f':
 			s.i++
 		case c >= utf8.RuneSelf:
 			s.nonASCII()
@@ -252,7 +314,11 @@ func (s *scanner) run() {
 			// A private name: #x is a value.
 			s.startToken(false)
 			s.i++
+			start := s.i
 			s.identChars()
+			if s.i == start {
+				s.fail(start-1, true, "", "remove it", "unexpected character '#'")
+			}
 			s.token(false, false, "", false)
 		case c == '(' || c == '[' || c == '{':
 			s.open(c)
@@ -269,10 +335,18 @@ func (s *scanner) run() {
 	if n := len(s.stack); n > 0 {
 		f := s.stack[n-1]
 		if f.kind == '$' {
-			s.fail(f.tmplOpen, true, "", "the template literal is never closed: a `${` has no matching `}`")
+			s.fail(f.tmplOpen, true, "", "close the ${ with }", "a ${ of this template literal is never closed")
 		} else {
-			s.fail(f.open, true, "", "%q is never closed", string(f.kind))
+			s.fail(f.open, true, "", fmt.Sprintf("add the matching %q", string(closerOf[f.kind])), "%q is never closed", string(f.kind))
 		}
+	}
+}
+
+// lineBreak ends an operator chain where a statement may end: after a
+// value, not after an operator that needs an operand.
+func (s *scanner) lineBreak() {
+	if !s.regexOK {
+		s.chainEnd()
 	}
 }
 
@@ -306,6 +380,7 @@ func (s *scanner) nonASCII() {
 	r, size := utf8.DecodeRuneInString(s.src[s.i:])
 	switch {
 	case r == '\u2028' || r == '\u2029':
+		s.lineBreak()
 		s.i += size
 	case r == '\uFEFF' || unicode.IsSpace(r):
 		if r == '\uFEFF' {
@@ -395,6 +470,12 @@ func (s *scanner) identifier() {
 	case text == "await" && s.prevIdent == "for":
 		s.res.forAwaits = append(s.res.forAwaits, start)
 	}
+	if recursiveKeywords[text] {
+		s.chainOp(start)
+	}
+	if text == "case" || text == "default" {
+		s.cur().caseOpen = true
+	}
 	regexOK := regexKeywords[text]
 	if text == "of" {
 		if n := len(s.stack); n > 0 && s.stack[n-1].forHead {
@@ -434,9 +515,11 @@ func (s *scanner) number() {
 }
 
 // str scans a string literal like goja's scanString: it ends at the
-// matching quote, or unterminated at a line feed, carriage return or the
-// end; a backslash escapes the next character, and a backslash before a
-// line break continues the string on the next line.
+// matching quote; a backslash escapes the next character, and a backslash
+// before a line break continues the string on the next line. A string that
+// reaches a raw line break or the end is unterminated: a syntax error if
+// the scan read the script right, a misreading otherwise, so the scan stops
+// either way rather than blank what may be code.
 func (s *scanner) str(quote byte) {
 	src := s.src
 	start := s.i
@@ -450,9 +533,7 @@ func (s *scanner) str(quote byte) {
 			s.res.literals = append(s.res.literals, literal{litString, prog(start), prog(s.i)})
 			return
 		case c == '\n' || c == '\r':
-			// Unterminated: goja reports it.
-			s.res.regions = append(s.res.regions, region{regString, start + 1, s.i})
-			return
+			s.i = len(src)
 		case c == '\\':
 			s.i++
 			s.skipEscaped()
@@ -460,7 +541,8 @@ func (s *scanner) str(quote byte) {
 			s.i++
 		}
 	}
-	s.res.regions = append(s.res.regions, region{regString, start + 1, s.i})
+	s.fail(start, true, "", fmt.Sprintf("add the closing %c, or use a template literal (`...`) for text over several lines", quote),
+		"the string is never closed on its line")
 }
 
 // skipEscaped skips the character after a backslash in a string or
@@ -507,7 +589,7 @@ func (s *scanner) templateText(open, start int) {
 		}
 	}
 	s.res.regions = append(s.res.regions, region{regTemplate, start, s.i})
-	s.fail(open, true, "", "the template literal is never closed: a backtick is missing")
+	s.fail(open, true, "", "add the closing backtick", "the template literal is never closed")
 }
 
 // chunkKey is the offset goja reports for template text starting at start:
@@ -558,7 +640,7 @@ func (s *scanner) blockComment() {
 	}
 	s.i = len(s.src)
 	s.res.regions = append(s.res.regions, region{regComment, start, s.i})
-	s.fail(open, true, "", "the comment is never closed: */ is missing")
+	s.fail(open, true, "", "add */", "the comment is never closed")
 }
 
 // regex scans a regular expression literal like goja's scanString with '/'
@@ -611,9 +693,9 @@ func (s *scanner) regex() {
 		_, size := utf8.DecodeRuneInString(src[s.i:])
 		s.i += size
 	}
-	// Unterminated: goja reports it.
-	s.res.regions = append(s.res.regions, region{regRegex, start + 1, s.i})
-	s.token(false, false, "", false)
+	// Unterminated: see str.
+	s.fail(start, true, "", "add the closing /; if the '/' is a division, put its operands in parentheses",
+		"the regular expression is never closed on its line")
 }
 
 // regexFlags scans the flags after the closing slash: goja takes the next
@@ -643,9 +725,8 @@ func (s *scanner) regexFlags(start int) {
 func (s *scanner) push(f frame) {
 	s.stack = append(s.stack, f)
 	if len(s.stack) > s.maxDepth {
-		s.fail(f.open, false, KindTooDeep,
-			"brackets are nested %d deep here; at most %d levels are allowed: split the expression and give intermediate results names with const",
-			len(s.stack), s.maxDepth)
+		s.fail(f.open, false, KindTooDeep, "split the code and give intermediate results names with const",
+			"brackets are nested %d deep here, more than the %d allowed", len(s.stack), s.maxDepth)
 	}
 }
 
@@ -676,7 +757,7 @@ func (s *scanner) close(c byte) {
 	s.startToken(false)
 	n := len(s.stack)
 	if n == 0 {
-		s.fail(s.i, true, "", "unexpected %q: nothing is open here", string(c))
+		s.fail(s.i, true, "", "remove it; the script is the body of a function and cannot close it", "unexpected %q: nothing is open here", string(c))
 		return
 	}
 	f := s.stack[n-1]
@@ -686,7 +767,8 @@ func (s *scanner) close(c byte) {
 			opened = "${"
 		}
 		at := s.lines.at(f.open)
-		s.fail(s.i, true, "", "unexpected %q: the %q opened at line %d, column %d is still open", string(c), opened, at.Line, at.Column)
+		s.fail(s.i, true, "", fmt.Sprintf("close the %q first", opened),
+			"unexpected %q: the %q opened at line %d, column %d is still open", string(c), opened, at.Line, at.Column)
 		return
 	}
 	s.stack = s.stack[:n-1]
@@ -704,6 +786,10 @@ func (s *scanner) close(c byte) {
 	case '[':
 		s.token(false, false, "", false)
 	case '{':
+		if f.block {
+			// A block ends a statement.
+			s.chainEnd()
+		}
 		s.token(f.block, true, "", false)
 	}
 }
@@ -719,6 +805,7 @@ func (s *scanner) punctuator() {
 	switch {
 	case len(rest) >= 2 && rest[0] == '=' && rest[1] == '>':
 		s.startToken(true)
+		s.chainOp(s.i)
 		s.i += 2
 		// An arrow body: a block or an expression.
 		s.token(true, true, "", false)
@@ -748,18 +835,81 @@ func (s *scanner) punctuator() {
 			}
 		}
 	}
+	if n == 1 && !isPunct(rest[0]) {
+		s.fail(s.i, true, "", "remove it", "unexpected character %q", rest[0])
+		return
+	}
 	s.startToken(false)
+	op := rest[:n]
+	if isRecursiveOp(op, s.regexOK) {
+		s.chainOp(s.i)
+	} else if op == "," || op == ";" {
+		s.chainEnd()
+	}
+	if op == "?" {
+		s.cur().ternary++
+	}
 	var braceBlock bool
-	if rest[0] == ';' {
+	switch op {
+	case ";":
 		braceBlock = true
-	} else if rest[0] == ':' && n == 1 {
-		// A label or case clause in a block; a property value or the
-		// alternative of a conditional elsewhere.
-		top := len(s.stack) == 0 || s.stack[len(s.stack)-1].kind == '{' && s.stack[len(s.stack)-1].block
-		braceBlock = top
+	case ":":
+		braceBlock = s.colon()
 	}
 	s.i += n
 	s.token(regexOK, braceBlock, "", false)
+}
+
+// colon classifies a ':' and says whether a '{' after it opens a block:
+// after a label or a case clause it does; after the ? of a conditional or
+// a property name it opens an object literal. It also counts labels.
+func (s *scanner) colon() bool {
+	f := s.cur()
+	switch {
+	case f.ternary > 0:
+		f.ternary--
+		return false
+	case f.caseOpen:
+		f.caseOpen = false
+		return true
+	case f.block && s.prevIdent != "":
+		s.labels++
+		if s.labels > maxLabels {
+			s.fail(s.i, false, KindTooDeep, "use functions and return instead of labelled statements",
+				"the script has more than %d labels", maxLabels)
+		}
+		s.chainOp(s.i)
+		return true
+	}
+	return false
+}
+
+// isPunct reports whether goja's lexer reads c as (the start of) a
+// punctuator; any other ASCII character in code is a syntax error, checked
+// here so that a script of them does not make goja record an error for
+// each.
+func isPunct(c byte) bool {
+	switch c {
+	case '+', '-', '*', '/', '%', '^', '<', '>', '=', '!', '&', '|', '~', '?', ':', '.', ',', ';':
+		return true
+	}
+	return false
+}
+
+// isRecursiveOp reports whether goja's parser handles op by recursion:
+// assignments, the conditional operator, exponentiation, relational
+// operators and prefix operators. prefix says whether an operand is
+// expected, which makes + - ++ -- prefix operators.
+func isRecursiveOp(op string, prefix bool) bool {
+	switch op {
+	case "?", "**", "<", ">", "<=", ">=", "!", "~":
+		return true
+	case "+", "-", "++", "--":
+		return prefix
+	case "==", "!=", "===", "!==":
+		return false
+	}
+	return op[len(op)-1] == '=' // = and compound assignments
 }
 
 // multiCharOps are goja's operators longer than one character, longest
@@ -776,9 +926,8 @@ func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 func (s *scanner) checkStack() {
 	need := int64(s.brackets)*stackPerBracket + int64(len(s.src)+len(wrapPrefix)+len(wrapSuffix))*stackPerByte
 	if need > stackBudget {
-		s.fail(0, false, KindScriptTooLarge,
-			"the script has %d brackets, too many to parse safely at its size (%d bytes); make it shorter",
-			s.brackets, len(s.src))
+		s.fail(0, false, KindScriptTooLarge, "make it shorter",
+			"the script has %d brackets, too many to parse safely at its size (%d bytes)", s.brackets, len(s.src))
 	}
 }
 

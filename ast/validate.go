@@ -89,7 +89,7 @@ func (v *validation) run() (*Checked, error) {
 	v.collectLexical()
 	if p := v.scan.problem; p != nil {
 		loc := v.lines.at(p.off)
-		msg := fmt.Sprintf("%s (line %d, column %d)", p.message, loc.Line, loc.Column)
+		msg := fmt.Sprintf("%s (line %d, column %d); %s", p.what, loc.Line, loc.Column, p.fix)
 		if p.syntax && len(gate) == 0 {
 			return nil, &SyntaxError{Message: msg, Location: loc}
 		}
@@ -120,15 +120,17 @@ func (v *validation) run() (*Checked, error) {
 	}
 	collect.walkPlan(tree, fn)
 	if collect.tooDeep {
-		rules := newRuleSet(r)
-		w := &walker{rules: rules, lines: v.lines}
-		w.walkPlan(tree, fn)
-		return nil, illegal(append(w.violations, v.lexical...), w.omitted)
+		// The literal comparison needs the whole tree; the script is
+		// refused anyway.
+		loc := v.lines.fromIdx(int(collect.tooDeepAt))
+		msg := fmt.Sprintf(tooDeepSyntax, maxSyntaxDepth)
+		return nil, illegal(append([]Violation{{Kind: KindTooDeep, Location: loc,
+			Message: fmt.Sprintf("%s (line %d, column %d); %s", msg, loc.Line, loc.Column, tooDeepSyntaxFix)}}, v.lexical...), 0)
 	}
 	if off, ok := sameLiterals(v.scan.literals, collect.literals); !ok {
 		loc := v.lines.at(off - len(wrapPrefix))
 		return nil, &SyntaxError{
-			Message: fmt.Sprintf("the script cannot be read unambiguously near line %d, column %d: a '/' may be a division or start a regular expression; put regular expressions in parentheses and end statements with semicolons",
+			Message: fmt.Sprintf("the script cannot be read unambiguously here (line %d, column %d): a '/' may be a division or start a regular expression; put regular expressions in parentheses and end statements with semicolons",
 				loc.Line, loc.Column),
 			Location: loc,
 		}
@@ -286,7 +288,13 @@ func (v *validation) syntaxError(err error) error {
 			return illegal(v.lexical, 0)
 		}
 	}
-	msg := fmt.Sprintf("%s (line %d, column %d)", first.Message, loc.Line, loc.Column)
+	what := first.Message
+	if off < 0 || off >= len(v.script) {
+		// goja stumbled on the wrapper's closing brace: the script
+		// ended in the middle of something.
+		what = "Unexpected end of input"
+	}
+	msg := fmt.Sprintf("%s (line %d, column %d)", what, loc.Line, loc.Column)
 	if off >= 0 && off < len(v.script) && v.script[off] >= utf8.RuneSelf {
 		r, _ := utf8.DecodeRuneInString(v.script[off:])
 		msg += fmt.Sprintf("; the character %q (U+%04X) cannot be used there: write code with ASCII quotes, operators and spaces", r, r)

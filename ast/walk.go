@@ -88,10 +88,11 @@ type walker struct {
 	// visit, when set, sees every node the walker reaches (tests).
 	visit func(js.Node)
 
-	depth        int  // current depth in the tree
-	tooDeep      bool // the tree was cut at maxSyntaxDepth
-	nest         int  // current nesting of blocks, literals, argument lists...
-	nestReported bool // the current excursion past maxNesting was reported
+	depth        int      // current depth in the tree
+	tooDeep      bool     // the tree was cut at maxSyntaxDepth
+	tooDeepAt    file.Idx // where
+	nest         int      // current nesting of blocks, literals, argument lists...
+	nestReported bool     // the current excursion past maxNesting was reported
 }
 
 // Property contexts: an object literal defines keys, an object pattern
@@ -101,18 +102,7 @@ const (
 	ctxPattern
 )
 
-func (w *walker) report(kind Kind, idx file.Idx, format string, args ...any) {
-	if w.rules == nil {
-		return
-	}
-	loc := w.lines.fromIdx(int(idx))
-	msg := fmt.Sprintf(format, args...)
-	msg = fmt.Sprintf("%s (line %d, column %d)", msg, loc.Line, loc.Column)
-	w.add(Violation{Kind: kind, Message: msg, Location: loc})
-}
-
-// add appends a violation whose message ends with its location, so that the
-// message stands on its own; hints follow after a semicolon.
+// add appends a violation, unless the report is full.
 func (w *walker) add(v Violation) {
 	if len(w.violations) >= maxViolations {
 		w.omitted++
@@ -121,7 +111,10 @@ func (w *walker) add(v Violation) {
 	w.violations = append(w.violations, v)
 }
 
-func (w *walker) reportHint(kind Kind, idx file.Idx, hint, format string, args ...any) {
+// report records a violation at idx. Its message says what is wrong, where
+// ("(line L, column C)", so that the message stands on its own), and how to
+// fix it (hint).
+func (w *walker) report(kind Kind, idx file.Idx, hint, format string, args ...any) {
 	if w.rules == nil {
 		return
 	}
@@ -135,7 +128,7 @@ func (w *walker) ident(name string, idx file.Idx) {
 		return
 	}
 	if hint, ok := w.rules.banned[name]; ok {
-		w.reportHint(KindBannedIdentifier, idx, hint, "%q is not allowed", name)
+		w.report(KindBannedIdentifier, idx, hint, "%q is not allowed", name)
 	}
 }
 
@@ -145,7 +138,7 @@ func (w *walker) member(name string, idx file.Idx) bool {
 		return false
 	}
 	if hint, ok := bannedMembers[name]; ok {
-		w.reportHint(KindBannedMember, idx, hint, "the property %q cannot be used", name)
+		w.report(KindBannedMember, idx, hint, "the property %q cannot be used", name)
 		return true
 	}
 	return false
@@ -154,7 +147,7 @@ func (w *walker) member(name string, idx file.Idx) bool {
 // key checks a property defined by an object literal or a class.
 func (w *walker) key(name string, idx file.Idx) {
 	if w.rules != nil && bannedKeys[name] {
-		w.reportHint(KindBannedMember, idx, bannedMembers[name], "the property name %q cannot be defined", name)
+		w.report(KindBannedMember, idx, bannedMembers[name], "the property name %q cannot be defined", name)
 	}
 }
 
@@ -177,8 +170,8 @@ func (w *walker) enter(idx file.Idx) {
 	w.nest++
 	if w.rules != nil && w.nest > w.rules.maxNesting && !w.nestReported {
 		w.nestReported = true
-		w.report(KindTooDeep, idx, "the code is nested %d levels deep here, more than the %d allowed; move inner parts into named functions or const values",
-			w.nest, w.rules.maxNesting)
+		w.report(KindTooDeep, idx, "move inner parts into named functions or const values",
+			"the code is nested %d levels deep here, more than the %d allowed", w.nest, w.rules.maxNesting)
 	}
 }
 
@@ -191,7 +184,7 @@ func (w *walker) leave() {
 
 func (w *walker) loop(kind string, idx file.Idx) {
 	if w.rules != nil && !w.rules.allowLoops {
-		w.reportHint(KindLoop, idx, "use Array methods such as map, filter, reduce and forEach, or Promise.all over an array of tool calls",
+		w.report(KindLoop, idx, "use Array methods such as map, filter, reduce and forEach, or Promise.all over an array of tool calls",
 			"%s loops are not allowed %s", kind, w.rules.by())
 	}
 }
@@ -242,12 +235,12 @@ func (w *walker) node(n js.Node, ctx int) {
 		w.visit(n)
 	}
 	w.depth++
-	defer func() { w.depth-- }()
 	if w.depth > maxSyntaxDepth {
 		if !w.tooDeep {
-			w.tooDeep = true
-			w.report(KindTooDeep, n.Idx0(), "the code is nested more than %d levels deep in its syntax (for example a very long chain of operators or else-ifs); split it into several statements", maxSyntaxDepth)
+			w.tooDeep, w.tooDeepAt = true, n.Idx0()
+			w.report(KindTooDeep, w.tooDeepAt, tooDeepSyntaxFix, tooDeepSyntax, maxSyntaxDepth)
 		}
+		w.depth--
 		return
 	}
 
@@ -296,7 +289,7 @@ func (w *walker) node(n js.Node, ctx int) {
 			w.node(n.Class, ctxDefault)
 		}
 	case *js.DebuggerStatement:
-		w.reportHint(KindDebugger, n.Debugger, "remove it", "debugger statements are not allowed")
+		w.report(KindDebugger, n.Debugger, "remove it", "debugger statements are not allowed")
 	case *js.DoWhileStatement:
 		w.loop("do...while", n.Do)
 		w.body(n.Body)
@@ -370,7 +363,7 @@ func (w *walker) node(n js.Node, ctx int) {
 		w.node(n.Test, ctxDefault)
 		w.body(n.Body)
 	case *js.WithStatement:
-		w.reportHint(KindWith, n.With, "name the object and use its properties directly", "with statements are not allowed")
+		w.report(KindWith, n.With, "name the object and use its properties directly", "with statements are not allowed")
 		w.node(n.Object, ctxDefault)
 		w.body(n.Body)
 
@@ -548,9 +541,11 @@ func (w *walker) node(n js.Node, ctx int) {
 				w.node(e, ctxDefault)
 			}
 		}
-		w.enter(n.OpenQuote)
-		w.exprs(n.Expressions)
-		w.leave()
+		if len(n.Expressions) > 0 {
+			w.enter(n.OpenQuote)
+			w.exprs(n.Expressions)
+			w.leave()
+		}
 	case *js.TemplateElement:
 		if w.rules == nil {
 			w.literals = append(w.literals, literal{litChunk, int(n.Idx) - 1, 0})
@@ -564,10 +559,16 @@ func (w *walker) node(n js.Node, ctx int) {
 	default:
 		w.unsupported(n.Idx0())
 	}
+	w.depth--
 }
 
+const (
+	tooDeepSyntax    = "the code is nested more than %d levels deep in its syntax (for example a very long chain of operators or else-ifs)"
+	tooDeepSyntaxFix = "split it into several statements"
+)
+
 func (w *walker) unsupported(idx file.Idx) {
-	w.reportHint(KindUnsupportedSyntax, idx, "rewrite it with common JavaScript syntax", "this syntax is not supported")
+	w.report(KindUnsupportedSyntax, idx, "rewrite it with common JavaScript syntax", "this syntax is not supported")
 }
 
 func (w *walker) bindings(list []*js.Binding) {
@@ -591,9 +592,9 @@ func (w *walker) declarations(list []*js.VariableDeclaration) {
 // propertyKey checks the key of a property of an object literal (a
 // definition) or of an object pattern (a read), and walks a computed key.
 func (w *walker) propertyKey(p *js.PropertyKeyed, ctx int) {
-	if p.Computed {
-		w.node(p.Key, ctxDefault)
-	}
+	// A plain key is a string or number literal (an identifier key
+	// arrives as a string literal), a computed one any expression.
+	w.node(p.Key, ctxDefault)
 	name, idx, ok := literalKey(p.Key)
 	if !ok {
 		return
@@ -608,9 +609,7 @@ func (w *walker) propertyKey(p *js.PropertyKeyed, ctx int) {
 // classKey checks the name of a class member. A class's own constructor
 // method is class syntax, not a property, and is allowed.
 func (w *walker) classKey(key js.Expression, computed, static bool, kind js.PropertyKind) {
-	if computed {
-		w.node(key, ctxDefault)
-	}
+	w.node(key, ctxDefault)
 	name, idx, ok := literalKey(key)
 	if !ok {
 		return
@@ -633,19 +632,22 @@ func (w *walker) stringLiteral(n *js.StringLiteral) {
 
 func (w *walker) regex(n *js.RegExpLiteral) {
 	if w.rules == nil {
-		w.literals = append(w.literals, literal{litRegex, int(n.Idx) - 1, int(n.Idx) - 1 + len(n.Literal)})
+		// n.Literal may run past the flags (goja ends it at the token
+		// after them), so the end is computed from pattern and flags.
+		start := int(n.Idx) - 1
+		w.literals = append(w.literals, literal{litRegex, start, start + len(n.Pattern) + 2 + len(n.Flags)})
 		return
 	}
 	switch w.rules.regex {
 	case presets.RegexFull:
 	case presets.RegexLiteral:
 		if reason, err := checkRE2(n.Pattern, n.Flags); err == errBacktracking {
-			w.reportHint(KindRegex, n.Idx,
+			w.report(KindRegex, n.Idx,
 				"rewrite it without lookahead, lookbehind, backreferences or the y flag, or use String methods",
-				"the regular expression %s needs a backtracking engine (%s), which is not allowed %s", shorten(n.Literal, 40), reason, w.rules.by())
+				"the regular expression %s needs a backtracking engine (%s), which is not allowed %s", shorten("/"+n.Pattern+"/"+n.Flags, 40), reason, w.rules.by())
 		}
 	default:
-		w.reportHint(KindRegex, n.Idx,
+		w.report(KindRegex, n.Idx,
 			"use String methods such as includes, startsWith, indexOf, split or replaceAll",
 			"regular expressions are not allowed %s", w.rules.by())
 	}
