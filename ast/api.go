@@ -1,6 +1,69 @@
-// Package ast validates a plan before it runs: it parses the script once
-// with goja's parser, walks every node, enforces the preset's rules, and
+// Package ast validates a plan before it runs: it parses the script with
+// goja's parser, walks every node, enforces the preset's rules, and
 // compiles the same tree, so what was checked is exactly what runs.
+//
+// # The program
+//
+// A plan is the body of an async function. Validate compiles
+//
+//	(async function(){<script>
+//	})
+//
+// in strict mode; running Checked.Program evaluates to that function, and
+// package vm calls it without arguments to get the plan's Promise. Line
+// numbers are the script's; Checked.Locate maps goja's positions back.
+//
+// # Rules
+//
+// Every preset refuses:
+//
+//   - the identifiers listed by AlwaysBannedIdentifiers, as references and
+//     as names of variables, functions, classes, parameters and labels, plus
+//     Rules.BannedIdentifiers; a property name after a dot (o.process) is
+//     not a reference and is allowed;
+//   - reading, calling or destructuring the members listed by
+//     BannedMembers, by dot or by a literal key (o["__proto__"],
+//     o[`constructor`]), and defining constructor, prototype, __proto__
+//     and the __define/__lookup accessors as object-literal or class keys
+//     (a class's own constructor method is class syntax and is allowed;
+//     caller, callee and arguments are ordinary data keys when defined);
+//   - with, debugger, import and export in every form (import(),
+//     import.meta), and syntax the walker does not know;
+//   - escapes and non-ASCII characters in identifiers (\u0065val would
+//     reach the tree as eval, and a Cyrillic е in еval looks like eval),
+//     invisible characters in code, and BiDi control characters anywhere.
+//
+// What depends on the preset, with the presets' default limits (see
+// presets.LimitsFor):
+//
+//	                 locked_down   secure              balanced   experimental
+//	loops            refused       refused             allowed    allowed
+//	console          refused       allowed             allowed    allowed
+//	regex, RegExp    refused       RE2-safe literals   allowed    allowed
+//	script bytes     16 KiB        64 KiB              128 KiB    256 KiB
+//	script lines     500           2000                4000       8000
+//	nesting depth    32            48                  64         96
+//
+// "Loops" are for, for-in, for-of, while and do-while, labelled or not
+// (goja cannot parse for await, which is refused too). An RE2-safe literal
+// is one goja runs on Go's linear-time engine: no lookaround,
+// backreferences, sticky flag, or repeat count over 1000; the RegExp
+// constructor is refused because its pattern is a string.
+//
+// Computed keys built at run time (o["constr" + "uctor"]) cannot be seen
+// here: the runtime's hardening is the second wall, and must hold alone.
+//
+// # Before parsing
+//
+// goja's parser and compiler recurse, and overflowing the Go stack is a
+// fatal error no recover() catches, so Validate bounds the script before
+// goja sees it: size, lines, bracket nesting, chains of operators and
+// statements that nest without brackets, labels, and arrow functions
+// nested in parameter lists (which goja re-parses, in exponential time).
+// It then parses a skeleton of the script with every literal and comment
+// blanked and checks that goja found exactly the literals its own scan
+// found, so that goja's error recovery cannot read hidden code inside a
+// literal. See prescan and buildSkeleton.
 package ast
 
 import (

@@ -34,3 +34,12 @@ func BenchmarkValidateLarge(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrescan measures the pre-scan alone on the typical plan.
+func BenchmarkPrescan(b *testing.B) {
+	lines := newLineIndex(benchPlan)
+	b.SetBytes(int64(len(benchPlan)))
+	for b.Loop() {
+		prescan(benchPlan, lines, 48)
+	}
+}

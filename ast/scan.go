@@ -152,8 +152,11 @@ type scanResult struct {
 	regions  []region
 	literals []literal
 	// lexical are KindUnicode findings: valid JavaScript that the rules
-	// refuse.
-	lexical []lexicalIssue
+	// refuse. At most maxViolations are kept; lexicalOmitted counts the
+	// rest, so that a script of a million BiDi characters costs no more
+	// than one of a hundred.
+	lexical        []lexicalIssue
+	lexicalOmitted int
 	// imports and forAwaits are offsets of import/export keywords and of
 	// the await of for-await, which goja cannot parse.
 	imports   []int
@@ -209,24 +212,29 @@ func (s *scanner) chainOp(off int) {
 // chainEnd ends the current chain.
 func (s *scanner) chainEnd() { s.cur().chain = 0 }
 
-// recursiveKeywords are the keywords goja parses by recursion: operators,
-// and statements whose body need not be a block.
-var recursiveKeywords = map[string]bool{
-	"new": true, "typeof": true, "void": true, "delete": true, "await": true, "yield": true,
-	"instanceof": true, "in": true,
-	"if": true, "else": true, "for": true, "while": true, "do": true, "with": true,
-}
+// Keyword properties, in one table so that an identifier costs one lookup.
+const (
+	// kwRegex: a '/' after the keyword starts a regular expression,
+	// because an expression must follow.
+	kwRegex uint8 = 1 << iota
+	// kwBlock: a '{' after the keyword opens a block.
+	kwBlock
+	// kwChain: goja parses the keyword by recursion: an operator, or a
+	// statement whose body need not be a block.
+	kwChain
+	// kwCase: the keyword waits for a ':' that is not a label's.
+	kwCase
+)
 
-// regexKeywords are the keywords after which a '/' starts a regular
-// expression, because an expression must follow them.
-var regexKeywords = map[string]bool{
-	"return": true, "typeof": true, "instanceof": true, "in": true, "new": true,
-	"delete": true, "void": true, "throw": true, "case": true, "do": true,
-	"else": true, "yield": true, "await": true, "extends": true,
+var keywords = map[string]uint8{
+	"return": kwRegex, "throw": kwRegex, "case": kwRegex | kwCase, "extends": kwRegex,
+	"typeof": kwRegex | kwChain, "instanceof": kwRegex | kwChain, "in": kwRegex | kwChain, "new": kwRegex | kwChain,
+	"delete": kwRegex | kwChain, "void": kwRegex | kwChain, "yield": kwRegex | kwChain, "await": kwRegex | kwChain,
+	"do": kwRegex | kwBlock | kwChain, "else": kwRegex | kwBlock | kwChain,
+	"try": kwBlock, "finally": kwBlock,
+	"if": kwChain, "for": kwChain, "while": kwChain, "with": kwChain,
+	"default": kwCase,
 }
-
-// blockKeywords are the keywords after which a '{' opens a block.
-var blockKeywords = map[string]bool{"else": true, "do": true, "try": true, "finally": true}
 
 // prescan scans script with bracket nesting limited to maxDepth.
 func prescan(script string, lines *lineIndex, maxDepth int) *scanResult {
@@ -246,6 +254,10 @@ func (s *scanner) fail(off int, syntax bool, kind Kind, fix, format string, args
 }
 
 func (s *scanner) lexical(off int, fix, format string, args ...any) {
+	if len(s.res.lexical) >= maxViolations {
+		s.res.lexicalOmitted++
+		return
+	}
 	s.res.lexical = append(s.res.lexical, lexicalIssue{off: off, what: fmt.Sprintf(format, args...), fix: fix})
 }
 
@@ -470,13 +482,14 @@ func (s *scanner) identifier() {
 	case text == "await" && s.prevIdent == "for":
 		s.res.forAwaits = append(s.res.forAwaits, start)
 	}
-	if recursiveKeywords[text] {
+	kw := keywords[text]
+	if kw&kwChain != 0 {
 		s.chainOp(start)
 	}
-	if text == "case" || text == "default" {
+	if kw&kwCase != 0 {
 		s.cur().caseOpen = true
 	}
-	regexOK := regexKeywords[text]
+	regexOK := kw&kwRegex != 0
 	if text == "of" {
 		if n := len(s.stack); n > 0 && s.stack[n-1].forHead {
 			regexOK = true
@@ -484,7 +497,7 @@ func (s *scanner) identifier() {
 	}
 	// After an identifier a '{' opens a class body; after return or
 	// another expression keyword it opens an object literal.
-	braceBlock := blockKeywords[text] || !regexOK
+	braceBlock := kw&kwBlock != 0 || !regexOK
 	s.token(regexOK, braceBlock, text, false)
 }
 
@@ -828,12 +841,7 @@ func (s *scanner) punctuator() {
 		s.token(false, false, "", true)
 		return
 	default:
-		for _, op := range multiCharOps {
-			if hasPrefix(rest, op) {
-				n = len(op)
-				break
-			}
-		}
+		n = opLen(rest)
 	}
 	if n == 1 && !isPunct(rest[0]) {
 		s.fail(s.i, true, "", "remove it", "unexpected character %q", rest[0])
@@ -912,12 +920,55 @@ func isRecursiveOp(op string, prefix bool) bool {
 	return op[len(op)-1] == '=' // = and compound assignments
 }
 
-// multiCharOps are goja's operators longer than one character, longest
-// first, apart from =>, ?., ..., ++ and --.
-var multiCharOps = []string{
-	">>>=", "===", "!==", "**=", "<<=", ">>=", ">>>", "&&=", "||=", "??=",
-	"==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
-	"**", "<<", ">>", "&&", "||", "??",
+// opLen returns the length of the operator at the start of rest, split
+// the way goja's lexer splits it (its switch2/3/4/6 helpers); =>, ?., ...,
+// ++ and -- are handled by the caller.
+func opLen(rest string) int {
+	at := func(i int, c byte) bool { return i < len(rest) && rest[i] == c }
+	switch rest[0] {
+	case '*':
+		if at(1, '*') {
+			if at(2, '=') {
+				return 3 // **=
+			}
+			return 2 // **
+		}
+	case '<', '&', '|', '?':
+		if at(1, rest[0]) {
+			if at(2, '=') {
+				return 3 // <<= &&= ||= ??=
+			}
+			return 2 // << && || ??
+		}
+	case '>':
+		if at(1, '>') {
+			if at(2, '>') {
+				if at(3, '=') {
+					return 4 // >>>=
+				}
+				return 3 // >>>
+			}
+			if at(2, '=') {
+				return 3 // >>=
+			}
+			return 2 // >>
+		}
+	case '=', '!':
+		if at(1, '=') {
+			if at(2, '=') {
+				return 3 // === !==
+			}
+			return 2 // == !=
+		}
+		return 1
+	}
+	switch rest[0] {
+	case '+', '-', '*', '/', '%', '^', '<', '>', '&', '|':
+		if at(1, '=') {
+			return 2 // += -= *= /= %= ^= <= >= &= |=
+		}
+	}
+	return 1
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }

@@ -139,12 +139,14 @@ func TestLongFlatScriptsAreFine(t *testing.T) {
 		"comma list":             "f(" + rep("a, ", 50000) + "a)",
 		"brackets in a string":   "return '" + rep("(", 1000000) + "'",
 		"brackets in a template": "return `" + rep("([{", 300000) + "`",
-		"brackets in a comment":  "/*" + rep("(", 1000000) + "*/ return 1",
+		"brackets in a comment":  "/*" + rep("(", 100000) + "*/ return 1",
 		"brackets in a regex":    "return /[" + rep("(", 100000) + "]/",
 	} {
-		if err := validateWithin(t, script, r); err != nil {
-			t.Errorf("%s: %.300v", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			if err := validateWithin(t, script, r); err != nil {
+				t.Errorf("%.300v", err)
+			}
+		})
 	}
 }
 
@@ -230,7 +232,7 @@ func TestStackBudget(t *testing.T) {
 	// A script of nothing but brackets, each closed at once, has no depth
 	// but could still make goja's parser use more stack than is safe if
 	// the pre-scan were wrong about it: the budget refuses it.
-	script := strings.Repeat("f();", 1000000)
+	script := strings.Repeat("f();", 50000)
 	wantKind(t, "brackets", validateWithin(t, script, bigRules()), KindScriptTooLarge)
 }
 

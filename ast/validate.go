@@ -44,8 +44,14 @@ const (
 //
 // Errors: *SyntaxError when the script does not parse (located in the
 // user's script), *IllegalError listing every violation with its location,
-// or, for an internal failure of goja's compiler, a plain error.
-func Validate(script string, r Rules) (*Checked, error) {
+// or a plain error for an internal failure (a panic in goja's compiler or
+// here), which refuses the script rather than take the caller down.
+func Validate(script string, r Rules) (c *Checked, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			c, err = nil, fmt.Errorf("ast: validating the plan failed: %v", x)
+		}
+	}()
 	if err := checkSize(script, r.MaxScriptBytes); err != nil {
 		return nil, err
 	}
@@ -62,11 +68,12 @@ func Validate(script string, r Rules) (*Checked, error) {
 
 // validation holds the state of one Validate call.
 type validation struct {
-	script  string
-	rules   Rules
-	lines   *lineIndex
-	scan    *scanResult
-	lexical []Violation
+	script         string
+	rules          Rules
+	lines          *lineIndex
+	scan           *scanResult
+	lexical        []Violation
+	lexicalOmitted int
 }
 
 func (v *validation) run() (*Checked, error) {
@@ -98,7 +105,7 @@ func (v *validation) run() (*Checked, error) {
 		}
 	}
 	if len(gate) > 0 {
-		return nil, illegal(append(gate, v.lexical...), 0)
+		return nil, illegal(append(gate, v.lexical...), v.lexicalOmitted)
 	}
 
 	program := wrapPrefix + v.script + wrapSuffix
@@ -125,7 +132,7 @@ func (v *validation) run() (*Checked, error) {
 		loc := v.lines.fromIdx(int(collect.tooDeepAt))
 		msg := fmt.Sprintf(tooDeepSyntax, maxSyntaxDepth)
 		return nil, illegal(append([]Violation{{Kind: KindTooDeep, Location: loc,
-			Message: fmt.Sprintf("%s (line %d, column %d); %s", msg, loc.Line, loc.Column, tooDeepSyntaxFix)}}, v.lexical...), 0)
+			Message: fmt.Sprintf("%s (line %d, column %d); %s", msg, loc.Line, loc.Column, tooDeepSyntaxFix)}}, v.lexical...), v.lexicalOmitted)
 	}
 	if off, ok := sameLiterals(v.scan.literals, collect.literals); !ok {
 		loc := v.lines.at(off - len(wrapPrefix))
@@ -150,7 +157,7 @@ func (v *validation) run() (*Checked, error) {
 	w := &walker{rules: newRuleSet(r), lines: v.lines, program: program}
 	w.walkPlan(tree, fn)
 	if len(w.violations) > 0 || len(v.lexical) > 0 {
-		return nil, illegal(append(w.violations, v.lexical...), w.omitted)
+		return nil, illegal(append(w.violations, v.lexical...), w.omitted+v.lexicalOmitted)
 	}
 
 	prg, err := compile(tree)
@@ -235,7 +242,12 @@ var bidiNames = map[rune]string{
 // collectLexical turns the pre-scan's Unicode findings and every BiDi
 // control character into violations.
 func (v *validation) collectLexical() {
+	v.lexicalOmitted = v.scan.lexicalOmitted
 	add := func(off int, what, fix string) {
+		if len(v.lexical) >= maxViolations {
+			v.lexicalOmitted++
+			return
+		}
 		loc := v.lines.at(off)
 		v.lexical = append(v.lexical, Violation{
 			Kind:     KindUnicode,
@@ -271,21 +283,21 @@ func (v *validation) syntaxError(err error) error {
 			vs = append(vs, Violation{Kind: KindImport, Location: l, Message: fmt.Sprintf(
 				"import and export are not allowed (line %d, column %d); plans cannot load modules: call tools with callTool", l.Line, l.Column)})
 		}
-		return illegal(append(vs, v.lexical...), 0)
+		return illegal(append(vs, v.lexical...), v.lexicalOmitted)
 	}
 	if slices.Contains(v.scan.forAwaits, off) {
 		if !v.rules.AllowLoops {
 			rs := newRuleSet(v.rules)
 			return illegal(append([]Violation{{Kind: KindLoop, Location: loc, Message: fmt.Sprintf(
 				"for await...of loops are not allowed %s (line %d, column %d); use Array methods such as map, or Promise.all over an array of tool calls",
-				rs.by(), loc.Line, loc.Column)}}, v.lexical...), 0)
+				rs.by(), loc.Line, loc.Column)}}, v.lexical...), v.lexicalOmitted)
 		}
 		return &SyntaxError{Location: loc, Message: fmt.Sprintf(
 			"for await...of is not supported (line %d, column %d); use a for...of loop with await in its body, or Promise.all", loc.Line, loc.Column)}
 	}
 	for _, l := range v.lexical {
 		if l.Location == loc {
-			return illegal(v.lexical, 0)
+			return illegal(v.lexical, v.lexicalOmitted)
 		}
 	}
 	what := first.Message

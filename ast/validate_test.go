@@ -550,3 +550,65 @@ func TestRuntimeErrorPositionsMapBack(t *testing.T) {
 		t.Errorf("the Error is at program %d:%d, script %v; want line 1", line, col, got)
 	}
 }
+
+func TestLongReportsAreCut(t *testing.T) {
+	r := presetRules(t, SE)
+	for name, script := range map[string]string{
+		"rules":   strings.Repeat("eval;\n", 150),
+		"unicode": strings.Repeat("'\u202E';\n", 150),
+		"both":    strings.Repeat("eval;'\u202E';\n", 150),
+	} {
+		_, err := Validate(script, r)
+		var ie *IllegalError
+		if !errors.As(err, &ie) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		total := len(ie.Violations) + ie.Omitted
+		want := 150
+		if name == "both" {
+			want = 300
+		}
+		if len(ie.Violations) != maxViolations || total != want {
+			t.Errorf("%s: %d violations and %d omitted, want %d and %d", name, len(ie.Violations), ie.Omitted, maxViolations, want-maxViolations)
+		}
+		if ie.Violations[0].Location != (Location{1, 1}) && name != "unicode" {
+			t.Errorf("%s: the report does not start at the first violation: %v", name, ie.Violations[0].Location)
+		}
+	}
+}
+
+func TestPublicLists(t *testing.T) {
+	ids := AlwaysBannedIdentifiers()
+	for _, want := range []string{"eval", "Function", "AsyncFunction", "GeneratorFunction", "AsyncGeneratorFunction",
+		"require", "process", "module", "exports", "globalThis", "global", "window", "self", "Reflect", "Proxy",
+		"WebAssembly", "__proto__", "constructor", "arguments", "setTimeout", "setInterval", "setImmediate", "queueMicrotask"} {
+		if !slices.Contains(ids, want) {
+			t.Errorf("AlwaysBannedIdentifiers lacks %q", want)
+		}
+	}
+	if !slices.IsSorted(ids) {
+		t.Error("AlwaysBannedIdentifiers is not sorted")
+	}
+	members := BannedMembers()
+	for _, want := range []string{"constructor", "prototype", "__proto__", "__defineGetter__", "__defineSetter__",
+		"__lookupGetter__", "__lookupSetter__", "caller", "callee", "arguments"} {
+		if !slices.Contains(members, want) {
+			t.Errorf("BannedMembers lacks %q", want)
+		}
+	}
+	// The lists are copies.
+	ids[0] = "changed"
+	if AlwaysBannedIdentifiers()[0] == "changed" {
+		t.Error("AlwaysBannedIdentifiers returns shared state")
+	}
+	if _, ok := RulesForPreset("nope"); ok {
+		t.Error("RulesForPreset accepted an unknown preset")
+	}
+	for _, name := range presets.Names {
+		r, _ := RulesForPreset(name)
+		l, _ := presets.LimitsFor(name)
+		if r.Preset != name || r.MaxScriptBytes != l.MaxScriptBytes || r.MaxNestingDepth != l.MaxNestingDepth || r.AllowLoops != l.AllowLoops {
+			t.Errorf("RulesForPreset(%s) = %+v", name, r)
+		}
+	}
+}
