@@ -121,6 +121,10 @@ type attackCase struct {
 	// isolate runs the case in a child process, so a case that kills its
 	// process fails alone instead of taking the suite with it.
 	isolate bool
+	// trivial, when set, is what the harness's trivial plan (`return 1+1`,
+	// run before and after the case) must come to instead of ok 2: for a
+	// configuration that refuses every plan.
+	trivial *want
 }
 
 func (c attackCase) id() string { return string(c.cat) + "/" + c.name }
@@ -560,7 +564,7 @@ func runCase(t *testing.T, c attackCase) {
 
 	// Warm up, so lazily started goroutines and caches count in the
 	// baseline.
-	h.followUp(t, "warm-up")
+	h.followUp(t, c, "warm-up")
 	baseG := runtime.NumGoroutine()
 	var baseHeap uint64
 	if c.cat == catMemory {
@@ -596,7 +600,7 @@ func runCase(t *testing.T, c attackCase) {
 
 	// The host is unharmed: it answers, its goroutines wind down, and a
 	// memory bomb leaves no live heap behind.
-	h.followUp(t, "after the case")
+	h.followUp(t, c, "after the case")
 	waitFor(t, "goroutines back to the baseline", func() (bool, string) {
 		n := runtime.NumGoroutine()
 		return n <= baseG+goroutineSlack, fmt.Sprintf("%d goroutines, baseline %d", n, baseG)
@@ -616,10 +620,16 @@ func runCase(t *testing.T, c attackCase) {
 	}
 }
 
-// followUp runs a trivial plan that must succeed.
-func (h *host) followUp(t *testing.T, when string) {
+// followUp runs a trivial plan that must succeed (or come to c.trivial).
+func (h *host) followUp(t *testing.T, c attackCase, when string) {
 	t.Helper()
 	r := h.execute(t, map[string]any{"script": "return 1+1"})
+	if c.trivial != nil {
+		if r.Status != c.trivial.status || r.Error == nil || r.Error.Kind != c.trivial.kind {
+			t.Fatalf("%s: the trivial plan `return 1+1` did not come to %s/%s: %s", when, c.trivial.status, c.trivial.kind, clip(r.raw))
+		}
+		return
+	}
 	if r.Status != vm.StatusOK || strings.TrimSpace(string(r.Result)) != "2" {
 		t.Fatalf("%s: the trivial plan `return 1+1` did not return 2: %s", when, clip(r.raw))
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/vm"
 )
 
 // memoryCases ask native built-ins for huge allocations or huge native
@@ -130,37 +131,53 @@ func longDeadline(l *presets.Limits) { l.Timeout = 10 * time.Second }
 var deepCases = []attackCase{
 	// Wall: the depth check before parsing, brackets.
 	{name: "source-brackets", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("[", 60000) + strings.Repeat("]", 60000), want: tooDeep},
+		script: "return " + strings.Repeat("[", 60000) + strings.Repeat("]", 60000), want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check before parsing, brackets, secure's size.
 	{name: "source-brackets-secure", cat: catDeep, isolate: true,
-		script: "return " + strings.Repeat("[", 30000) + strings.Repeat("]", 30000), want: tooDeep},
+		script: "return " + strings.Repeat("[", 30000) + strings.Repeat("]", 30000), want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check before parsing, parentheses.
 	{name: "source-parens", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("(", 60000) + "1" + strings.Repeat(")", 60000), want: tooDeep},
+		script: "return " + strings.Repeat("(", 60000) + "1" + strings.Repeat(")", 60000), want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check before parsing, blocks.
 	{name: "source-blocks", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: strings.Repeat("{", 60000) + strings.Repeat("}", 60000), want: tooDeep},
+		script: strings.Repeat("{", 60000) + strings.Repeat("}", 60000), want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check before parsing, calls.
 	{name: "source-calls", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("f(", 40000) + strings.Repeat(")", 40000), want: tooDeep},
+		script: "return " + strings.Repeat("f(", 40000) + strings.Repeat(")", 40000), want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check, nesting without any bracket: unary operators.
 	{name: "source-unary", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("!", 120000) + "1", want: tooDeep},
+		script: "return " + strings.Repeat("!", 40000) + "1", want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check, nesting without brackets: arrow functions.
+	// Validation runs before the run's deadline exists, so it must refuse
+	// this without parsing it (goja's parser is superlinear on nested
+	// arrows: seconds of CPU for 16000, 48 KB, which even secure's 64 KiB
+	// script limit admits).
 	{name: "source-arrows", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("x=>", 40000) + "1", want: tooDeep},
+		script: "return " + strings.Repeat("x=>", 16000) + "1", want: tooDeep, check: refusedPromptly},
+	// Wall: the depth check, nesting without brackets: async arrows.
+	{name: "source-async-arrows", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: "return " + strings.Repeat("async x=>", 7000) + "1", want: tooDeep, check: refusedPromptly},
+	// Wall: the depth check, nesting without brackets: unary minus.
+	{name: "source-unary-minus", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: "return " + strings.Repeat("- ", 20000) + "1", want: tooDeep, check: refusedPromptly},
+	// Wall: the depth check, nesting without brackets: assignments.
+	{name: "source-assignments", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: "let a; " + strings.Repeat("a=", 20000) + "1", want: tooDeep, check: refusedPromptly},
+	// Wall: the depth check, nesting without brackets: typeof.
+	{name: "source-typeof", cat: catDeep, isolate: true, preset: presets.Balanced,
+		script: "return " + strings.Repeat("typeof ", 10000) + "1", want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check, nesting without brackets: new.
 	{name: "source-new", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("new ", 30000) + "Object", want: tooDeep},
+		script: "return " + strings.Repeat("new ", 20000) + "Object", want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check, nesting without brackets: conditionals.
 	{name: "source-ternary", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("1?", 30000) + "1" + strings.Repeat(":1", 30000), want: tooDeep},
+		script: "return " + strings.Repeat("1?", 20000) + "1" + strings.Repeat(":1", 20000), want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check, nesting without brackets: await.
 	{name: "source-await", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("await ", 20000) + "1", want: tooDeep},
+		script: "return " + strings.Repeat("await ", 10000) + "1", want: tooDeep, check: refusedPromptly},
 	// Wall: the depth check, template literals.
 	{name: "source-templates", cat: catDeep, isolate: true, preset: presets.Balanced,
-		script: "return " + strings.Repeat("`${", 20000) + "1" + strings.Repeat("}`", 20000), want: tooDeep},
+		script: "return " + strings.Repeat("`${", 20000) + "1" + strings.Repeat("}`", 20000), want: tooDeep, check: refusedPromptly},
 	// Wall: the bridge. A tool result nested past Go's own JSON depth
 	// limit is not JSON to the host, so the plan gets it as a string.
 	{name: "tool-result-deep", cat: catDeep, isolate: true,
@@ -174,6 +191,15 @@ var deepCases = []attackCase{
 	// Wall: the depth guard on JSON.parse of a deep tool result.
 	{name: "json-parse-deep-tool-text", cat: catDeep, isolate: true,
 		script: `return JSON.parse(await callTool('test.deep', {})).length`, want: want{status: "runtime_error", name: "SyntaxError"}},
+	// Wall: the depth guard on the request's context: too deep to hand to
+	// the plan, so the plan gets an empty one and a warning.
+	{name: "context-deep", cat: catDeep, isolate: true, context: nestedContext(600),
+		script: `return Object.keys(codecallContext).length`, want: ok(`0`),
+		check: func(t *testing.T, h *host, r *response) {
+			if !hasWarning(r, vm.WarningContextDropped) {
+				t.Errorf("no %s warning: %+v", vm.WarningContextDropped, r.Warnings)
+			}
+		}},
 	// Wall: the depth guard on JSON.parse of text built at run time.
 	{name: "json-parse-deep", cat: catDeep, isolate: true,
 		script: `return JSON.parse('['.repeat(1e5) + ']'.repeat(1e5)).length`, want: want{status: "runtime_error", name: "SyntaxError"}},
@@ -214,3 +240,28 @@ var deepCases = []attackCase{
 }
 
 func TestDeepNesting(t *testing.T) { runCases(t, deepCases) }
+
+// nestedContext is a context object nested depth levels deep.
+func nestedContext(depth int) map[string]any {
+	m := map[string]any{}
+	for range depth {
+		m = map[string]any{"a": m}
+	}
+	return m
+}
+
+// refusedPromptly checks that a refusal came within two seconds (twenty
+// under the race detector; the validator's linear work on these scripts
+// takes a small fraction of that): validation runs before the run's
+// deadline exists, so a script that makes it slow costs the server CPU
+// time no limit bounds.
+func refusedPromptly(t *testing.T, h *host, r *response) {
+	t.Helper()
+	limit := 2 * time.Second
+	if raceEnabled {
+		limit *= 10
+	}
+	if got := time.Duration(r.Metrics.DurationMs * float64(time.Millisecond)); got > limit {
+		t.Errorf("the refusal took %v, more than %v: validation is slow on this input", got, limit)
+	}
+}

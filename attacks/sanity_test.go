@@ -85,6 +85,15 @@ return {bad: [bad.ok, bad.error.code], good}`,
 				t.Errorf("location = %+v, want line 2", r.Error.Location)
 			}
 		}},
+	// locked_down as configured requires a worker process, which this
+	// host cannot start yet: every plan is refused, honestly, instead of
+	// running with less isolation than the preset promises. (Every other
+	// locked_down case here overrides isolation to in_process.)
+	{name: "locked-down-requires-isolation", cat: catSanity, preset: presets.LockedDown,
+		limits:  func(l *presets.Limits) { l.Isolation = presets.IsolationProcessRequired },
+		script:  `return 1`,
+		want:    isolationRefused,
+		trivial: &isolationRefused},
 	// An uncaught script error is a runtime_error with its name.
 	{name: "runtime-error", cat: catSanity,
 		script: `null.x`,
@@ -92,3 +101,5 @@ return {bad: [bad.ok, bad.error.code], good}`,
 }
 
 func TestSanity(t *testing.T) { runCases(t, sanityCases) }
+
+var isolationRefused = want{status: vm.StatusIllegalAccess, kind: vm.KindIsolation}

@@ -156,6 +156,11 @@ return [r.x.polluted === undefined, ({}).polluted === undefined, Object.getProto
 	{name: "codecallContext-setPrototypeOf", cat: catPollution, context: map[string]any{"user": "alice"},
 		script: `Object.setPrototypeOf(codecallContext, {admin: true}); return codecallContext.admin`,
 		want:   typeError},
+	// Wall: the bridge. A __proto__ key in the request's context is an own
+	// property of codecallContext, never its prototype.
+	{name: "context-proto-key", cat: catPollution, context: map[string]any{"__proto__": map[string]any{"admin": true}},
+		script: `return [codecallContext.admin === undefined, ({}).admin === undefined, Object.getPrototypeOf(codecallContext) === Object.getPrototypeOf({})]`,
+		want:   ok(`[true, true, true]`)},
 	// Wall: the host. Changing a getTool result changes no later answer.
 	{name: "getTool-result-mutated", cat: catPollution,
 		script: `const t = getTool('test.echo'); try { t.name = 'test.secret'; t.description = 'x' } catch (e) {}
