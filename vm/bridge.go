@@ -31,6 +31,34 @@ func (r *run) installBridge() {
 	define("mcpLog", r.newFunction("mcpLog", 2, r.mcpLog))
 	define("mcpNotify", r.newFunction("mcpNotify", 2, r.mcpNotify))
 
+	r.lockLazyGlobal("codecallContext", r.planContext)
+	if r.opts.Limits.AllowConsole {
+		r.lockLazyGlobal("console", r.console)
+	}
+}
+
+// lockLazyGlobal binds name on the plan's global object to a value built
+// on first use: a non-configurable accessor with no setter, so the
+// binding is as locked as a non-writable data property, and plans that
+// never use it do not pay for it.
+func (r *run) lockLazyGlobal(name string, build func() goja.Value) {
+	var v goja.Value
+	get := r.newFunction("get "+name, 0, func(goja.FunctionCall) goja.Value {
+		if v == nil {
+			v = build()
+		}
+		return v
+	})
+	r.freeze(get)
+	if err := r.global.DefineAccessorProperty(name, get, nil, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+		panic(err)
+	}
+	r.lazy.cache[name] = nil
+}
+
+// planContext is codecallContext: Options.Context parsed inside the
+// runtime and deep-frozen.
+func (r *run) planContext() goja.Value {
 	ctxJSON := strings.TrimSpace(string(r.opts.Context))
 	var v goja.Value
 	var err error
@@ -46,17 +74,19 @@ func (r *run) installBridge() {
 		r.warn(WarningContextDropped, "the request context could not be given to the plan: "+err.Error())
 	}
 	r.deepFreeze(v, 0)
-	r.lockGlobal("codecallContext", v)
+	return v
+}
 
-	if r.opts.Limits.AllowConsole {
-		console := r.rt.NewObject()
-		for _, level := range []string{"log", "info", "warn", "error", "debug"} {
-			fn := r.newFunction(level, 0, r.consoleMethod(level))
-			r.freeze(fn)
-			r.lockData(console, level, fn)
-		}
-		define("console", console)
+// console is the frozen console object.
+func (r *run) console() goja.Value {
+	console := r.rt.NewObject()
+	for _, level := range []string{"log", "info", "warn", "error", "debug"} {
+		fn := r.newFunction(level, 0, r.consoleMethod(level))
+		r.freeze(fn)
+		r.lockData(console, level, fn)
 	}
+	r.freeze(console)
+	return console
 }
 
 // getTool implements getTool(name): the host's description of a tool the

@@ -92,9 +92,14 @@ func (r *run) newConstructor(name string, length int, f func(goja.ConstructorCal
 }
 
 func (r *run) nameFunction(o *goja.Object, name string, length int) {
+	// goja's own length is 0.
+	if length == 0 {
+		goto name
+	}
 	if err := o.DefineDataProperty("length", r.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		panic(err)
 	}
+name:
 	if err := o.DefineDataProperty("name", r.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		panic(err)
 	}

@@ -176,7 +176,7 @@ func (r *run) execute() {
 	}
 	fn, ok := goja.AssertFunction(v)
 	if !ok {
-		r.outcome = &outcome{status: StatusRuntimeError, err: &ErrorInfo{Source: "script", Name: "InternalError", Message: "the plan did not compile to a function"}}
+		r.outcome = &outcome{status: StatusRuntimeError, err: &ErrorInfo{Source: "script", Name: "InternalError", Message: errNotAFunction}}
 		return
 	}
 	ret, err := fn(goja.Undefined())
@@ -193,6 +193,9 @@ func (r *run) execute() {
 	delete(r.unhandled, p)
 	r.warnUnhandled()
 }
+
+// errNotAFunction reports a program that is not a validated plan.
+const errNotAFunction = "the plan did not compile to a function"
 
 // asPromise returns v's promise, or nil when v is not a promise.
 func asPromise(v goja.Value) *goja.Promise {
