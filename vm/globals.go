@@ -42,6 +42,25 @@ type lazyGlobals struct {
 // whose ** and << allocate without bound in one native step.
 var removedGlobals = map[string]bool{"GoError": true, "BigInt": true, "BigInt64Array": true, "BigUint64Array": true}
 
+// standardGlobals are the names goja's global object defines. The dynamic
+// object resolves only these from it, and only as own properties: a
+// lookup that fell through to goja's global's prototype would run a getter
+// the plan put on Object.prototype with goja's global as `this`, handing
+// the plan the unhardened originals (the real Function constructor among
+// them). Names goja may add later stay unavailable until listed here.
+var standardGlobals = map[string]bool{
+	"Object": true, "Function": true, "Array": true, "String": true, "Number": true, "RegExp": true,
+	"Date": true, "Boolean": true, "Proxy": true, "Reflect": true, "Error": true, "AggregateError": true,
+	"TypeError": true, "ReferenceError": true, "SyntaxError": true, "RangeError": true, "EvalError": true,
+	"URIError": true, "Math": true, "JSON": true, "ArrayBuffer": true, "DataView": true,
+	"Uint8Array": true, "Uint8ClampedArray": true, "Int8Array": true, "Uint16Array": true, "Int16Array": true,
+	"Uint32Array": true, "Int32Array": true, "Float32Array": true, "Float64Array": true,
+	"Symbol": true, "WeakSet": true, "WeakMap": true, "Map": true, "Set": true, "Promise": true,
+	"NaN": true, "undefined": true, "Infinity": true, "isNaN": true, "parseInt": true, "parseFloat": true,
+	"isFinite": true, "decodeURI": true, "decodeURIComponent": true, "encodeURI": true,
+	"encodeURIComponent": true, "escape": true, "unescape": true,
+}
+
 // lazyGroups maps globals to the group that hardens them.
 var lazyGroups = map[string]lazyGroup{
 	"ArrayBuffer": groupBuffers, "DataView": groupBuffers,
@@ -100,7 +119,10 @@ func (g *lazyGlobals) Get(key string) goja.Value {
 			return v
 		}
 	}
-	v := r.std.Get(key)
+	var v goja.Value
+	if standardGlobals[key] {
+		v = r.std.Get(key)
+	}
 	g.cache[key] = v
 	return v
 }

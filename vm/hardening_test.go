@@ -147,6 +147,10 @@ func TestCodeGeneration(t *testing.T) {
 		{name: "no require", script: `return require('fs')`, want: want{status: StatusRuntimeError, name: "ReferenceError"}},
 		{name: "no process", script: `return process.env`, want: want{status: StatusRuntimeError, name: "ReferenceError"}},
 		{name: "no timers", script: `return setTimeout(() => 1, 1)`, want: want{status: StatusRuntimeError, name: "ReferenceError"}},
+		{name: "getter on Object.prototype sees the plan's global", script: `Object.defineProperty(Object.prototype, 'leak', {get() { return this }, configurable: true}); const g = globalThis.leak; return [g === globalThis, g.Function === Function]`, want: okWith(`[true,true]`)},
+		{name: "getter on Object.prototype via the global's prototype", script: `Object.defineProperty(Object.prototype, 'leak', {get() { return this }, configurable: true}); const g = Object.getPrototypeOf(globalThis).leak; return g.Function('return 1')`, want: codeGen},
+		{name: "no raw constructor through the global's prototype", script: `const p = Object.getPrototypeOf(globalThis); return [p.Function === Function, p.eval === eval, typeof p.BigInt, new p.Uint8Array(2**33)]`, want: tooBig},
+		{name: "unknown globals are undefined", script: `return [typeof window, typeof self, typeof toString === 'function']`, want: okWith(`["undefined","undefined",true]`)},
 		{name: "source map comment ignored", script: "return 1\n//# sourceMappingURL=/etc/passwd", want: okWith(`1`)},
 	}
 	for _, c := range cases {
