@@ -155,8 +155,10 @@ type SyntaxError struct {
 func (e *SyntaxError) Error() string { return e.Message }
 
 // IllegalError lists every violation of a script, in source order. A
-// script that breaks a limit checked before parsing (size, lines, nesting)
-// lists those violations only, with any Unicode violations found so far.
+// script that cannot be parsed safely, because it breaks a limit checked
+// before parsing (size, lines, nesting) or holds an invisible character in
+// its code, lists those violations only, with the Unicode violations found
+// before parsing.
 type IllegalError struct {
 	Violations []Violation
 	// Omitted counts further violations left out of a long report.

@@ -27,7 +27,7 @@ import (
 //     (see stackBudget);
 //   - records the non-code regions, so that Validate can first parse a
 //     skeleton of the script in which those regions are blanked (see
-//     skeleton) and check that goja found exactly the same literals;
+//     buildSkeleton) and check that goja found exactly the same literals;
 //   - finds the lexical tricks the AST no longer shows: escapes and
 //     non-ASCII characters in identifiers, invisible characters in code and
 //     BiDi controls anywhere;
@@ -59,8 +59,10 @@ const maxLabels = 100
 // other construct (unary operators, assignments, arrows, ternaries, new,
 // labels, statements). A Go stack may grow to 1 GB; growth doubles it, so
 // 512 MiB is the largest stack that can exist. The budget keeps the worst
-// case an order of magnitude below that even if every bracket were seen in
-// one nest.
+// case, every bracket of the script seen in one nest, at half of that, and
+// the per-item figures are rounded up from the measurements. The pre-scan
+// and the skeleton make that worst case unreachable; the budget holds even
+// if they were wrong.
 const (
 	stackPerBracket = 2600
 	stackPerByte    = 200
@@ -161,6 +163,10 @@ type scanResult struct {
 	// the await of for-await, which goja cannot parse.
 	imports   []int
 	forAwaits []int
+	// invisibleInCode says that code holds an invisible character goja
+	// cannot parse (a BiDi control, a zero-width space): lexical holds the
+	// violation, and parsing would only fail on it.
+	invisibleInCode bool
 	// problem, when set, stops validation before parsing.
 	problem *scanProblem
 }
@@ -401,15 +407,18 @@ func (s *scanner) nonASCII() {
 		s.i += size
 	case isIDRune(r):
 		s.identifier()
-	default:
-		// goja rejects the character; BiDi controls are reported by
-		// checkBiDi, other invisible characters here.
-		if unicode.Is(unicode.Cf, r) && !isBiDi(r) {
+	case unicode.Is(unicode.Cf, r):
+		// goja rejects the character. It is a rule's violation, so the
+		// scan goes on to find the others; Validate then reports them
+		// without parsing. BiDi controls are reported by checkBiDi.
+		if !isBiDi(r) {
 			s.lexical(s.i, "remove it", "the invisible character U+%04X is in code", r)
 		}
-		s.startToken(false)
+		s.res.invisibleInCode = true
 		s.i += size
-		s.token(true, false, "", false)
+	default:
+		s.fail(s.i, true, "", "write code with ASCII quotes, operators and spaces",
+			"the character %q (U+%04X) cannot be used in code", r, r)
 	}
 }
 

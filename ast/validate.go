@@ -104,7 +104,7 @@ func (v *validation) run() (*Checked, error) {
 			gate = append(gate, Violation{Kind: p.kind, Message: msg, Location: loc})
 		}
 	}
-	if len(gate) > 0 {
+	if len(gate) > 0 || v.scan.invisibleInCode {
 		return nil, illegal(append(gate, v.lexical...), v.lexicalOmitted)
 	}
 

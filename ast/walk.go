@@ -21,7 +21,9 @@ const maxViolations = 100
 
 // ruleSet is Rules prepared for one validation.
 type ruleSet struct {
-	banned     map[string]string // identifier -> how to do without it
+	// banned holds the identifiers refused on top of bannedIdentifiers
+	// (configured ones, console, RegExp), with how to do without them.
+	banned     map[string]string
 	allowLoops bool
 	regex      presets.RegexMode
 	maxNesting int
@@ -30,7 +32,7 @@ type ruleSet struct {
 
 func newRuleSet(r Rules) *ruleSet {
 	rs := &ruleSet{
-		banned:     make(map[string]string, len(bannedIdentifiers)+len(r.BannedIdentifiers)+2),
+		banned:     make(map[string]string, len(r.BannedIdentifiers)+2),
 		allowLoops: r.AllowLoops,
 		regex:      r.Regex,
 		maxNesting: r.MaxNestingDepth,
@@ -39,11 +41,8 @@ func newRuleSet(r Rules) *ruleSet {
 	if rs.maxNesting <= 0 {
 		rs.maxNesting = defaultMaxNesting
 	}
-	for name, hint := range bannedIdentifiers {
-		rs.banned[name] = hint
-	}
 	for _, name := range r.BannedIdentifiers {
-		if _, ok := rs.banned[name]; !ok && name != "" {
+		if _, always := bannedIdentifiers[name]; !always && name != "" {
 			rs.banned[name] = "it is banned by this server's configuration; do without it"
 		}
 	}
@@ -127,7 +126,11 @@ func (w *walker) ident(name string, idx file.Idx) {
 	if w.rules == nil {
 		return
 	}
-	if hint, ok := w.rules.banned[name]; ok {
+	hint, ok := bannedIdentifiers[name]
+	if !ok {
+		hint, ok = w.rules.banned[name]
+	}
+	if ok {
 		w.report(KindBannedIdentifier, idx, hint, "%q is not allowed", name)
 	}
 }
