@@ -69,7 +69,9 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: vm.KindIsolation, Message: "this preset requires running plans in a " +
 			"sandboxed worker process, which this server cannot start; set vm.isolation to \"process\" or \"in_process\", or use the secure preset"}, nil), nil
 	}
-	checked, err := ast.Validate(in.Script, ast.RulesFor(limits))
+	rules := ast.RulesFor(limits)
+	rules.Preset = st.Config.Preset
+	checked, err := ast.Validate(in.Script, rules)
 	var syn *ast.SyntaxError
 	var ill *ast.IllegalError
 	switch {
