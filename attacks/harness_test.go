@@ -575,6 +575,9 @@ func runCase(t *testing.T, c attackCase) {
 
 	r := h.execute(t, c.arguments())
 	checkWant(t, c.want, r)
+	if r.Status == vm.StatusTimeout {
+		checkPromptTimeout(t, config(c).VM.Timeout, r)
+	}
 	if strings.Contains(r.raw, marker) {
 		t.Errorf("the marker %q is in the response: a payload ran\n%s", marker, clip(r.raw))
 	}
@@ -617,6 +620,20 @@ func runCase(t *testing.T, c attackCase) {
 			n := liveHeap()
 			return n <= baseHeap+heapSlack, fmt.Sprintf("live heap %d MiB, baseline %d MiB", n>>20, baseHeap>>20)
 		}, nil)
+	}
+}
+
+// checkPromptTimeout checks that a run that timed out ended soon after its
+// deadline: a plan must not outlive its limits, and a native built-in that
+// ignores goja's interrupt would let it.
+func checkPromptTimeout(t *testing.T, timeout time.Duration, r *response) {
+	t.Helper()
+	slack := 2 * time.Second
+	if raceEnabled {
+		slack = 10 * time.Second
+	}
+	if got := time.Duration(r.Metrics.DurationMs * float64(time.Millisecond)); got > timeout+slack {
+		t.Errorf("the run timed out after %v, more than %v past its %v deadline: something it ran ignored the deadline", got, slack, timeout)
 	}
 }
 

@@ -2,6 +2,7 @@ package attacks
 
 import (
 	"testing"
+	"time"
 
 	"github.com/codecall-go/codecall/presets"
 )
@@ -95,6 +96,16 @@ var loopCases = []attackCase{
 	// (a native loop goja's interrupt cannot reach).
 	{name: "forEach-sparse-arraylike", cat: catLoops, limits: short, isolate: true,
 		script: `let n = 0; [].forEach.call({length: 1e9, 0: 1}, () => { n++ }); return n`, want: rangeError},
+	// Wall: the deadline must also end a single native built-in that runs
+	// long: sort on an array within the element cap (2M here, 4M in secure) is one
+	// uninterruptible call, n log² n comparisons with a string conversion
+	// each: seconds of CPU past the deadline. The array is built by one
+	// fast native call, so the sort starts before the deadline.
+	{name: "native-sort-overrun", cat: catLoops, limits: sortDeadline, isolate: true,
+		script: `const a = 'zyxwvutsrqponmlkjihgfedcba9876543210'.repeat(55555).split(''); a.sort(); return a.length`, want: timedOut},
+	// Wall: the same with toSorted, a reader.
+	{name: "native-toSorted-overrun", cat: catLoops, limits: sortDeadline, isolate: true,
+		script: `const a = 'zyxwvutsrqponmlkjihgfedcba9876543210'.repeat(55555).split(''); return a.toSorted().length`, want: timedOut},
 	// Wall: the deadline, nested callbacks of native built-ins without a
 	// loop statement (secure).
 	{name: "nested-forEach", cat: catLoops, limits: short,
@@ -102,3 +113,11 @@ var loopCases = []attackCase{
 }
 
 func TestInfiniteLoops(t *testing.T) { runCases(t, loopCases) }
+
+// sortDeadline leaves time to build the array to sort, not to sort it.
+func sortDeadline(l *presets.Limits) {
+	l.Timeout = 1500 * time.Millisecond
+	if raceEnabled {
+		l.Timeout = 8 * time.Second
+	}
+}
