@@ -29,6 +29,7 @@ const (
 	groupReflect
 	groupProxy
 	groupJSON
+	groupRegExp
 )
 
 // lazyGlobals is the dynamic object behind the plan's global object.
@@ -67,7 +68,7 @@ var lazyGroups = map[string]lazyGroup{
 	"Int8Array": groupBuffers, "Uint8Array": groupBuffers, "Uint8ClampedArray": groupBuffers,
 	"Int16Array": groupBuffers, "Uint16Array": groupBuffers, "Int32Array": groupBuffers,
 	"Uint32Array": groupBuffers, "Float32Array": groupBuffers, "Float64Array": groupBuffers,
-	"Reflect": groupReflect, "Proxy": groupProxy, "JSON": groupJSON,
+	"Reflect": groupReflect, "Proxy": groupProxy, "JSON": groupJSON, "RegExp": groupRegExp,
 }
 
 // installGlobals gives the runtime the plan's global object.
@@ -114,6 +115,8 @@ func (g *lazyGlobals) Get(key string) goja.Value {
 			r.guardProxy()
 		case groupJSON:
 			r.guardJSON()
+		case groupRegExp:
+			r.hardenRegExp()
 		}
 		if v, ok := g.cache[key]; ok {
 			return v

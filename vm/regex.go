@@ -33,13 +33,14 @@ const regexBacktrackSlots = 1 << 20
 // a match that times out ends the run with limit_exceeded (regexTimeout).
 // Every other RegExp method reaches the matcher through exec.
 type regexEngine struct {
-	mode    presets.RegexMode
-	byObj   map[*goja.Object]*compiledRegex
-	proto   *goja.Object          // RegExp.prototype
-	ctor    *goja.Object          // the sandbox's RegExp
-	getters map[string]nativeFunc // the original flag and source accessors
-	cache   map[string]*compiledRegex
-	input   regexInput
+	mode     presets.RegexMode
+	hardened bool
+	byObj    map[*goja.Object]*compiledRegex
+	proto    *goja.Object          // RegExp.prototype
+	ctor     *goja.Object          // the sandbox's RegExp
+	getters  map[string]nativeFunc // the original flag and source accessors
+	cache    map[string]*compiledRegex
+	input    regexInput
 }
 
 // compiledRegex is a pattern compiled for both engines.
@@ -61,10 +62,17 @@ type regexInput struct {
 	pos   []int  // UTF-16 index of each code point, then the length
 }
 
+// regexLiteralReporter is implemented by plans that know whether their
+// source has regular expression literals. A literal creates a RegExp
+// without naming any global, so unless the plan says it has none, the
+// RegExp machinery is hardened before the plan runs.
+type regexLiteralReporter interface {
+	HasRegExpLiterals() bool
+}
+
 func (r *run) installRegex() {
 	sp := r.in.stringProto
-	mode := r.opts.Limits.Regex
-	r.regex = &regexEngine{mode: mode, cache: make(map[string]*compiledRegex), byObj: make(map[*goja.Object]*compiledRegex)}
+	r.regex = &regexEngine{mode: r.opts.Limits.Regex, cache: make(map[string]*compiledRegex), byObj: make(map[*goja.Object]*compiledRegex)}
 
 	// match, matchAll and search build a RegExp from a string argument.
 	r.wrap(sp, "match", r.implicitRegex("String.prototype.match", goja.SymMatch, ""))
@@ -73,7 +81,27 @@ func (r *run) installRegex() {
 	r.wrap(sp, "replace", r.stringReplace("String.prototype.replace", false))
 	r.wrap(sp, "replaceAll", r.stringReplace("String.prototype.replaceAll", true))
 
-	if mode != presets.RegexLiteral && mode != presets.RegexFull {
+	if !r.lazyRegExp {
+		r.hardenRegExp()
+	}
+}
+
+// regexAllowed reports whether the preset allows regular expressions.
+func (r *run) regexAllowed() bool {
+	return r.regex.mode == presets.RegexLiteral || r.regex.mode == presets.RegexFull
+}
+
+// hardenRegExp installs the sandbox's RegExp: in the "none" mode a
+// constructor that ends the run; otherwise a validating constructor and
+// the sandbox's matcher (see regexEngine). It runs before the plan when
+// the plan may hold literals, else when the plan first names RegExp or
+// builds one from a string.
+func (r *run) hardenRegExp() {
+	if r.regex.hardened {
+		return
+	}
+	r.regex.hardened = true
+	if !r.regexAllowed() {
 		// No regular expressions: the validator refuses literals and the
 		// RegExp identifier, and no RegExp object can come into being
 		// without them, so the constructor is all there is to lock.
@@ -187,9 +215,7 @@ func (r *run) regexArgs(args []goja.Value) []goja.Value {
 // the validator does for literals), and every mode caps its size and
 // nesting, because both compilers recurse per nesting level.
 func (r *run) checkPattern(what, src, flags string) {
-	switch r.regex.mode {
-	case presets.RegexLiteral, presets.RegexFull:
-	default:
+	if !r.regexAllowed() {
 		r.regexViolation(what, "this preset does not allow regular expressions")
 	}
 	if len(src) > maxRegexSourceBytes {
@@ -276,6 +302,7 @@ func (r *run) implicitRegex(what string, sym *goja.Symbol, flags string) func(na
 				src = arg.String()
 			}
 			r.checkPattern(what, src, flags)
+			r.hardenRegExp()
 			return orig(goja.FunctionCall{This: this, Arguments: []goja.Value{arg}})
 		}
 	}

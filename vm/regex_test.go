@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -108,6 +109,35 @@ func TestRegexModes(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %v", d)
 			}
+		})
+	}
+}
+
+// TestLazyRegExp runs plans without regex literals, for which the RegExp
+// machinery is hardened on first use: through the RegExp global or a
+// string pattern.
+func TestLazyRegExp(t *testing.T) {
+	cases := []hardeningCase{
+		{name: "RegExp global", script: `const r = new RegExp('(a+)+$', 'g'); r.lastIndex = 1; return r.test('a'.repeat(40) + 'b')`, want: regexTimeout},
+		{name: "string pattern", script: `return ('a'.repeat(40) + 'b').match('(?=a)(a+)+$')`, want: regexTimeout},
+		{name: "string pattern then methods", script: `const m = 'a1b2'.match('\\d'); return [m[0], 'x-y'.split(new RegExp('-')), /* no literal */ typeof RegExp.prototype.compile]`, want: okWith(`["1",["x","y"],"undefined"]`)},
+		{name: "none: RegExp", preset: presets.LockedDown, script: `return RegExp('a')`, want: regexBad},
+		{name: "none: string pattern", preset: presets.LockedDown, script: `return 'abc'.search('b')`, want: regexBad},
+		{name: "literal: lookahead", preset: presets.Secure, script: `return new RegExp('a(?=b)')`, want: regexBad},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			preset := c.preset
+			if preset == "" {
+				preset = presets.Balanced
+			}
+			r := newRun(context.Background(), compile(t, c.script), &fakeHost{}, Options{RunID: "lazy", Limits: limits(t, preset)})
+			r.lazyRegExp = true
+			r.execute()
+			if r.regex == nil {
+				t.Fatal("no regex engine")
+			}
+			checkWant(t, r.finish(), c.want)
 		})
 	}
 }

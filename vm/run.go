@@ -88,9 +88,10 @@ type run struct {
 	dropped  bool
 	outbox   *outbox
 
-	guards guardState
-	regex  *regexEngine
-	watch  *watchdog
+	guards     guardState
+	regex      *regexEngine
+	lazyRegExp bool // the plan has no regex literals: harden RegExp on first use
+	watch      *watchdog
 }
 
 func newRun(ctx context.Context, plan *ast.Checked, host Host, opts Options) *run {
@@ -105,6 +106,9 @@ func newRun(ctx context.Context, plan *ast.Checked, host Host, opts Options) *ru
 		caps:   capsFor(opts.Limits),
 		start:  time.Now(),
 		stopCh: make(chan struct{}),
+	}
+	if rl, ok := any(plan).(regexLiteralReporter); ok && !rl.HasRegExpLiterals() {
+		r.lazyRegExp = true
 	}
 	r.ctx, r.cancel = context.WithTimeout(ctx, r.caps.timeout)
 	r.logs.limit = r.caps.logBytes
