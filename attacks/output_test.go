@@ -97,6 +97,18 @@ func logsWithin(limit int64) func(t *testing.T, h *host, r *response) {
 	}
 }
 
+// encodedLogsWithin checks that the logs, as the response carries them,
+// stay near the log budget (a kilobyte over it for the closing note).
+func encodedLogsWithin(limit int64) func(t *testing.T, h *host, r *response) {
+	return func(t *testing.T, h *host, r *response) {
+		t.Helper()
+		b, _ := json.Marshal(r.Logs)
+		if n := int64(len(b)); n > limit+1024 {
+			t.Errorf("the response carries %d bytes of logs in %d entries for a %d-byte log budget", n, len(r.Logs), limit)
+		}
+	}
+}
+
 // resultWithin checks that a result over the budget became the truncation
 // marker, within the budget, with a warning.
 func resultWithin(limit int64) func(t *testing.T, h *host, r *response) {
@@ -153,6 +165,15 @@ var outputCases = []attackCase{
 	{name: "console-every-method", cat: catOutput,
 		script: `Array.from({length: 500}, () => { console.info('i'.repeat(100)); console.warn('w'.repeat(100)); console.error('e'.repeat(100)); console.debug('d'.repeat(100)) }); return 'done'`,
 		want:   ok(`"done"`), check: logsWithin(64 << 10)},
+	// Wall: the log budget counts entries, not only their text: a flood of
+	// empty lines must not turn a 64 KiB budget into megabytes of logs.
+	{name: "console-log-empty-lines", cat: catOutput,
+		script: `Array.from({length: 2e5}, () => console.log('')); return 'done'`,
+		want:   ok(`"done"`), check: encodedLogsWithin(64 << 10)},
+	// Wall: the same with one-character lines.
+	{name: "console-log-short-lines", cat: catOutput,
+		script: `Array.from({length: 2e5}, () => console.log('x')); return 'done'`,
+		want:   ok(`"done"`), check: encodedLogsWithin(64 << 10)},
 	// Wall: console formatting survives a cycle.
 	{name: "console-log-cycle", cat: catOutput,
 		script: `const o = {a: 1}; o.self = o; console.log(o); return 'done'`,

@@ -262,6 +262,16 @@ return await callTool('test.json', {text: '{"a":[1]}'})`,
 	{name: "injected-functions-are-plain", cat: catGlobals,
 		script: `return [callTool, getTool, mcpLog, mcpNotify].map(f => [typeof f, Object.keys(f).length, Object.getOwnPropertyNames(f).filter(n => n !== 'length' && n !== 'name')])`,
 		want:   ok(`[["function",0,[]],["function",0,[]],["function",0,[]],["function",0,[]]]`)},
+	// Wall: the validator parses the script as a function body: closing
+	// the wrapper to run code at the top level is a syntax error.
+	{name: "wrapper-escape", cat: catGlobals, bypass: true,
+		script: `}), callTool('test.count', {}), (async function () {`,
+		want:   syntaxErr},
+	// Wall: the same from the other end, with a trailing comment meant to
+	// swallow the wrapper's closing.
+	{name: "wrapper-escape-comment", cat: catGlobals, bypass: true,
+		script: "return 1 }); callTool('test.count', {}); /*",
+		want:   syntaxErr},
 	// Wall: validator, with.
 	{name: "with-statement", cat: catGlobals,
 		script: `with ({x: 1}) { return x }`,

@@ -57,6 +57,13 @@ var unicodeCases = []attackCase{
 	// Wall: validator, a homoglyph shadowing an injected name.
 	{name: "cyrillic-homoglyph-callTool", cat: catUnicode,
 		script: "const c\u0430llTool = () => 'fake'; return c\u0430llTool('test.secret', {})", want: unicodeRefused},
+	// Wall: validator. U+2028 ends a line comment, so what follows is code,
+	// and checked as code.
+	{name: "line-separator-ends-comment", cat: catUnicode,
+		script: "// harmless\u2028return (x => x).constructor(\"return 'PW'+'NED'\")()", want: bannedMember},
+	// Wall: validator, an invisible byte-order mark between tokens.
+	{name: "bom-in-code", cat: catUnicode,
+		script: "return 1 \ufeff+ 1", want: unicodeRefused},
 	// Wall: the gate. An invisible character in a tool name is part of the
 	// name: no tool has it.
 	{name: "zero-width-space-tool-name", cat: catUnicode,
