@@ -2,6 +2,50 @@
 // a preset's limits: async tool calls with bounded concurrency on an event
 // loop, a deadline, a tool-call cap, log and result budgets, a memory
 // watchdog, and a JSON-only bridge to the host.
+//
+// # The runtime
+//
+// Every Run builds its own goja.Runtime; runs share nothing but the
+// immutable compiled program. The plan's global object is a fresh one
+// holding CodeCall's bindings (callTool, getTool, mcpLog, mcpNotify,
+// codecallContext and, when the preset allows, console), each frozen and
+// bound non-writable and non-configurable, in front of the standard
+// built-ins. eval, the Function constructor and the constructor property
+// of Function.prototype, %AsyncFunction.prototype% and
+// %GeneratorFunction.prototype% are a locked function that ends the run
+// with illegal_access (kind code_generation): every route to code from
+// strings ends there, however the plan reaches it. GoError and every
+// source of BigInt values are removed.
+//
+// Nothing Go crosses the boundary by reference. Tool inputs, log metadata
+// and results are serialised to JSON inside the runtime, by a JSON.stringify
+// with depth, size and cycle checks, while the deadline is armed; tool
+// results, tool descriptions and the request context are checked for size
+// and depth and parsed by JSON.parse inside the runtime. Names are taken
+// only from string primitives, and every argument is converted once.
+//
+// # Limits
+//
+// A watchdog goroutine interrupts the run at its deadline, on cancellation
+// of the caller's context (in-flight tool calls see the cancellation too),
+// and when the process's heap grows past the memory budget. goja's
+// interrupt reaches only script code, so the built-ins that allocate in
+// proportion to an argument, walk an array-like's length natively or
+// recurse on the Go stack are guarded: their sizes are capped by the
+// memory budget, their lengths read once, their loops checkpointed and
+// their recursion bounded. Regular expressions run in a matcher of the
+// sandbox's own, with a time limit on every backtracking match.
+//
+// # What this does not cover
+//
+// goja is not a security boundary, and this package is the in-process
+// wall only. The memory watchdog is process-wide and approximate; string
+// concatenation and other growth in script code is stopped by it, not by a
+// guard, and may overshoot the budget by one step. Prototype chains are
+// bounded only by the memory budget (goja's property lookup recurses on the
+// Go stack per level). BigInt literals must be refused by the validator:
+// ** and << on BigInts allocate without bound in one native step. The
+// worker process (see DESIGN.md) is the wall that holds against the rest.
 package vm
 
 import (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,10 +198,14 @@ func (r *run) execute() {
 // errNotAFunction reports a program that is not a validated plan.
 const errNotAFunction = "the plan did not compile to a function"
 
-// asPromise returns v's promise, or nil when v is not a promise.
+// promiseType is what goja exports a promise object as.
+var promiseType = reflect.TypeOf((*goja.Promise)(nil))
+
+// asPromise returns v's promise, or nil when v is not a promise. Only a
+// promise is exported: exporting another object would run its getters.
 func asPromise(v goja.Value) *goja.Promise {
 	o, ok := v.(*goja.Object)
-	if !ok {
+	if !ok || o.ExportType() != promiseType {
 		return nil
 	}
 	p, _ := o.Export().(*goja.Promise)
