@@ -31,6 +31,8 @@ const (
 	// proxies, whose calls and traps recurse on the Go stack.
 	maxBindDepth  = 512
 	maxProxyDepth = 512
+	// maxConcurrency caps MaxConcurrency, whatever the configuration says.
+	maxConcurrency = 1024
 	// maxHostMessages caps mcpLog and mcpNotify calls of one run.
 	maxHostMessages = 50
 	// maxNameBytes caps tool, event and level names.
@@ -53,6 +55,7 @@ const (
 // fraction of it before the heap watchdog gets a chance to act.
 type caps struct {
 	timeout     time.Duration
+	concurrency int   // tool calls in flight at once, at least 1
 	memoryBytes int64 // 0 disables the heap watchdog
 	stackDepth  int
 	logBytes    int64
@@ -71,6 +74,7 @@ type caps struct {
 func capsFor(l presets.Limits) caps {
 	c := caps{
 		timeout:     l.Timeout,
+		concurrency: min(max(l.MaxConcurrency, 1), maxConcurrency),
 		memoryBytes: l.MemoryBytes,
 		stackDepth:  l.MaxStackDepth,
 		logBytes:    l.MaxLogBytes,

@@ -113,8 +113,9 @@ func newRun(ctx context.Context, plan *ast.Checked, host Host, opts Options) *ru
 	}
 	r.ctx, r.cancel = context.WithTimeout(ctx, r.caps.timeout)
 	r.logs.limit = r.caps.logBytes
-	conc := max(opts.Limits.MaxConcurrency, 1)
-	r.completions = make(chan *toolCall, conc)
+	// One slot per call that can be in flight, so a finishing call never
+	// blocks on the channel.
+	r.completions = make(chan *toolCall, min(r.caps.concurrency, max(opts.Limits.MaxToolCalls, 1)))
 	return r
 }
 

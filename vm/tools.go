@@ -124,8 +124,7 @@ func (r *run) nameArg(fn, what string, v goja.Value) string {
 
 // launch starts queued calls while fewer than MaxConcurrency are in flight.
 func (r *run) launch() {
-	limit := max(r.opts.Limits.MaxConcurrency, 1)
-	for r.inflight < limit && len(r.queue) > 0 && !r.stopping.Load() {
+	for r.inflight < r.caps.concurrency && len(r.queue) > 0 && !r.stopping.Load() {
 		c := r.queue[0]
 		r.queue[0] = nil
 		r.queue = r.queue[1:]
