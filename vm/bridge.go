@@ -138,10 +138,10 @@ func (r *run) mcpLog(call goja.FunctionCall) goja.Value {
 		return goja.Undefined()
 	}
 	r.logs.charge(int64(len(data)))
-	if !r.log(level, message) {
+	message, ok := r.log(level, message)
+	if !ok {
 		return goja.Undefined()
 	}
-	message = r.logs.entries[len(r.logs.entries)-1].Message
 	r.post(func() { r.host.Log(r.parent, level, message, data) })
 	return goja.Undefined()
 }
@@ -192,7 +192,7 @@ func (r *run) consoleMethod(level string) nativeFunc {
 				break
 			}
 		}
-		r.log(level, b.String())
+		_, _ = r.log(level, b.String())
 		return goja.Undefined()
 	}
 }

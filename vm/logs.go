@@ -33,27 +33,27 @@ func (b *logBook) charge(n int64) bool {
 
 // log captures one entry. An entry that does not fit is cut to the budget
 // that is left, and the log is then closed with a warning entry (and a
-// warning in the Result). It reports whether anything was captured.
-func (r *run) log(level, message string) bool {
+// warning in the Result). It returns what was captured, and false when
+// nothing was.
+func (r *run) log(level, message string) (string, bool) {
 	b := &r.logs
 	if b.full {
-		return false
+		return "", false
 	}
 	n := int64(len(message))
 	if n <= b.remaining() {
 		b.used += n
 		b.entries = append(b.entries, LogEntry{Level: level, Message: message})
-		return true
+		return message, true
 	}
-	kept := false
+	cut := ""
 	if rest := b.remaining(); rest > 0 {
-		cut := truncateUTF8(message, int(rest))
+		cut = truncateUTF8(message, int(rest))
 		b.entries = append(b.entries, LogEntry{Level: level, Message: cut})
 		b.used += int64(len(cut))
-		kept = true
 	}
 	r.logsFull()
-	return kept
+	return cut, cut != ""
 }
 
 // logsFull closes the log with its final warning entry.

@@ -574,3 +574,14 @@ func TestUnhandledToolErrors(t *testing.T) {
 		t.Errorf("%s", describe(res))
 	}
 }
+
+// TestMcpLogAtBudget checks that a log line cut at the budget reaches the
+// host cut, and the closing warning does not.
+func TestMcpLogAtBudget(t *testing.T) {
+	h := &fakeHost{}
+	res := runScript(t, h, `mcpLog('info', 'x'.repeat(60)); mcpLog('info', 'y'.repeat(60)); mcpLog('info', 'z'); return 1`,
+		func(l *presets.Limits) { l.MaxLogBytes = 100 })
+	if res.Status != StatusOK || len(h.logs) != 2 || h.logs[1] != "info|"+strings.Repeat("y", 40)+"|" {
+		t.Errorf("host logs %q, result %s", h.logs, describe(res))
+	}
+}
