@@ -118,6 +118,6 @@ func TestInfiniteLoops(t *testing.T) { runCases(t, loopCases) }
 func sortDeadline(l *presets.Limits) {
 	l.Timeout = 1500 * time.Millisecond
 	if raceEnabled {
-		l.Timeout = 8 * time.Second
+		l.Timeout = 4 * time.Second
 	}
 }
