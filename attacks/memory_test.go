@@ -105,6 +105,24 @@ var memoryCases = []attackCase{
 	// Wall: result export, a sparse array result of four billion slots.
 	{name: "sparse-array-result", cat: catMemory, isolate: true,
 		script: `const a = []; a[2 ** 32 - 2] = 1; return a`, want: rangeError},
+	// Wall: validator. BigInt arithmetic allocates without bound in one
+	// native step (1n << 2n**40n asks Go for a 128 GiB block, a fatal
+	// out-of-memory error); the runtime documents that BigInt literals must
+	// be refused by the validator. With literal operands goja's compiler
+	// folds the expression while validating, before any limit exists.
+	{name: "bigint-shift-folded", cat: catMemory, isolate: true,
+		script: `return (1n << (1n << 40n)) > 0n`, want: want{status: vm.StatusIllegalAccess}},
+	// Wall: validator. The same computed at run time.
+	{name: "bigint-shift-runtime", cat: catMemory, isolate: true,
+		script: `const e = 40n; return (1n << (1n << e)) > 0n`, want: want{status: vm.StatusIllegalAccess}},
+	// Wall: validator. BigInt ** folded at compile time: seconds of CPU
+	// in validation.
+	{name: "bigint-pow-folded", cat: catMemory, isolate: true, limits: short,
+		script: `const x = 7n ** 30000000n; return 1`, want: want{status: vm.StatusIllegalAccess}},
+	// Wall: validator. BigInt ** at run time: seconds in one native step,
+	// past the deadline.
+	{name: "bigint-pow-runtime", cat: catMemory, isolate: true, limits: short,
+		script: `const e = 30000000n; const x = 7n ** e; return 1`, want: want{status: vm.StatusIllegalAccess}},
 	// Wall: apply's argument list from a huge array-like.
 	{name: "apply-huge-arraylike", cat: catMemory, isolate: true,
 		script: `return Math.max.apply(null, {length: 2 ** 32 - 1})`, want: rangeError},
