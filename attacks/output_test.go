@@ -2,6 +2,7 @@ package attacks
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,14 @@ var regexCases = []attackCase{
 	// Wall: the regex time limit cannot be caught and retried.
 	{name: "catastrophe-caught", cat: catRegex, preset: presets.Balanced,
 		script: `try { /^(a+)+\1b$/.test('a'.repeat(40)) } catch (e) { return 'caught' } return 'done'`, want: regexTimeout, check: prompt(time.Second)},
+	// Wall: the regex compilers' recursion: 25000 nested groups in one
+	// literal compile and match without harm.
+	{name: "deeply-nested-groups", cat: catRegex, preset: presets.Balanced,
+		script: "return /" + strings.Repeat("(?:", 25000) + "a" + strings.Repeat(")", 25000) + "/.test('a')", want: ok(`true`), check: prompt(time.Second)},
+	// Wall: counted repetition beyond RE2's limit runs on the backtracking
+	// engine, under the regex time limit.
+	{name: "huge-counted-repetition", cat: catRegex, preset: presets.Balanced,
+		script: `return /(?:a{1000}){1000}b/.test('a'.repeat(100000))`, want: ok(`false`), check: prompt(time.Second)},
 	// Wall: validator, secure allows literals only: RegExp is banned.
 	{name: "secure-RegExp-constructor", cat: catRegex,
 		script: `return new RegExp('^a+$').test('aaa')`, want: bannedIdentifier},
