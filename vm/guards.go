@@ -58,10 +58,6 @@ var (
 
 func isProxy(o *goja.Object) bool { return o.ExportType() == proxyType }
 
-// isArrayObject reports whether o is an ordinary goja array (not a proxy):
-// its length is a data property no script code can intercept.
-func isArrayObject(o *goja.Object) bool { return !isProxy(o) && o.ClassName() == "Array" }
-
 func isTypedArray(o *goja.Object) bool { return typedArrayTypes[o.ExportType()] }
 
 // checkpoint throws when the run is being stopped. Guards call it from Go
