@@ -68,8 +68,10 @@ var loopCases = []attackCase{
 	// Wall: the stack limit, recursion through a native built-in.
 	{name: "recursion-through-map", cat: catLoops,
 		script: `function f() { return [1].map(f) } return f()`, want: stackExceeded},
-	// Wall: the deadline, an endless microtask chain.
-	{name: "microtask-storm", cat: catLoops, limits: short,
+	// Wall: the deadline, an endless microtask chain. Each link keeps the
+	// one before it, so the heap grows too; the budget is raised here so
+	// that the deadline, not the watchdog, ends it.
+	{name: "microtask-storm", cat: catLoops, limits: func(l *presets.Limits) { short(l); l.MemoryBytes = 1 << 30 },
 		script: `await Promise.resolve().then(function f() { return Promise.resolve().then(f) })`, want: timedOut},
 	// Wall: the deadline, microtasks that never return to the event loop.
 	{name: "microtask-storm-unawaited", cat: catLoops, limits: short,
