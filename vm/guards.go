@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/dop251/goja"
 )
@@ -757,6 +758,7 @@ func (r *run) guardStrings() {
 			return orig(goja.FunctionCall{This: s, Arguments: args})
 		}
 	})
+	r.wrap(sp, "split", r.stringSplit)
 	// String.raw walks template.raw by its length.
 	r.replaceData(object(r.std, "String"), "raw", r.newFunction("raw", 1, r.stringRaw))
 }
@@ -801,4 +803,43 @@ func (r *run) stringRaw(call goja.FunctionCall) goja.Value {
 		}
 	}
 	return b.String()
+}
+
+// stringSplit guards String.prototype.split: a separator with a split
+// method is called here (read once); a string separator is converted
+// once, and the number of pieces, each a new string in the result array,
+// is checked against the element cap before the built-in allocates them.
+func (r *run) stringSplit(orig nativeFunc) nativeFunc {
+	const what = "String.prototype.split"
+	return func(call goja.FunctionCall) goja.Value {
+		this := call.This
+		if goja.IsUndefined(this) || goja.IsNull(this) {
+			r.throwType(what + " called on null or undefined")
+		}
+		sep, limit := call.Argument(0), call.Argument(1)
+		if !goja.IsUndefined(sep) && !goja.IsNull(sep) {
+			if m := r.method(sep, goja.SymSplit); m != nil {
+				return r.call(m, sep, this, limit)
+			}
+		}
+		s := r.toStr(this)
+		if !goja.IsUndefined(limit) {
+			limit = limit.ToNumber()
+		}
+		if goja.IsUndefined(sep) {
+			return orig(goja.FunctionCall{This: s, Arguments: []goja.Value{sep, limit}})
+		}
+		sepStr := r.toStr(sep)
+		pieces := int64(s.Length()) // an empty separator splits every code unit
+		if sepStr.Length() > 0 {
+			pieces = int64(strings.Count(s.String(), sepStr.String())) + 1
+		}
+		if !goja.IsUndefined(limit) {
+			pieces = min(pieces, int64(uint32(toIntegerOrInfinity(limit))))
+		}
+		if pieces > r.caps.elements {
+			r.throwRange(fmt.Sprintf("%s: %d pieces exceed the sandbox limit of %d elements", what, pieces, r.caps.elements))
+		}
+		return orig(goja.FunctionCall{This: s, Arguments: []goja.Value{sepStr, limit}})
+	}
 }

@@ -359,6 +359,9 @@ func (r *run) regexpExec(call goja.FunctionCall) goja.Value {
 	if !ok || isProxy(rx) || rx.ClassName() != "RegExp" {
 		r.throwType("RegExp.prototype.exec called on an incompatible receiver")
 	}
+	// goja's generic replace, split and match loops call exec natively,
+	// once per match or position.
+	r.checkpoint()
 	s := r.toStr(call.Argument(0))
 	c := r.compiled(rx)
 	lastIndex := toLength(rx.Get("lastIndex"))
