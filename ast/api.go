@@ -92,6 +92,9 @@ const (
 	// KindUnsupportedSyntax is syntax the validator does not know, refused
 	// rather than let through unchecked.
 	KindUnsupportedSyntax Kind = "unsupported_syntax"
+	// KindBigInt is a BigInt literal: BigInt arithmetic allocates in single
+	// native steps that no limit can interrupt.
+	KindBigInt Kind = "bigint"
 )
 
 // Location is a position in the user's script, 1-based, in the script as

@@ -612,3 +612,25 @@ func TestPublicLists(t *testing.T) {
 		}
 	}
 }
+
+func TestBigIntLiteralsRefused(t *testing.T) {
+	for _, script := range []string{"return 1n", "return 1n << 10n**13n", "const x = 0x1fn; return x"} {
+		_, err := Validate(script, RulesFor(mustLimits(t)))
+		var ill *IllegalError
+		if !errors.As(err, &ill) || ill.Violations[0].Kind != KindBigInt {
+			t.Errorf("%q: err = %v, want a bigint violation", script, err)
+		}
+	}
+	if _, err := Validate("return 10 ** 3", RulesFor(mustLimits(t))); err != nil {
+		t.Errorf("ordinary numbers refused: %v", err)
+	}
+}
+
+func mustLimits(t *testing.T) presets.Limits {
+	t.Helper()
+	l, ok := presets.LimitsFor(presets.Balanced)
+	if !ok {
+		t.Fatal("no balanced preset")
+	}
+	return l
+}

@@ -2,6 +2,8 @@ package ast
 
 import (
 	"fmt"
+	"math/big"
+	"strings"
 
 	js "github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
@@ -492,6 +494,12 @@ func (w *walker) node(n js.Node, ctx int) {
 		w.args(n.LeftParenthesis, n.ArgumentList)
 	case *js.NullLiteral:
 	case *js.NumberLiteral:
+		// BigInt arithmetic allocates in one native step that no guard can
+		// interrupt (1n << 10n**13n ends the process), and the runtime has no
+		// BigInt global, so literals are the only way in.
+		if _, big := n.Value.(*big.Int); big || strings.HasSuffix(n.Literal, "n") {
+			w.report(KindBigInt, n.Idx, "use ordinary numbers", "BigInt literals are not allowed")
+		}
 	case *js.ObjectLiteral:
 		w.enter(n.LeftBrace)
 		for _, p := range n.Value {
