@@ -325,7 +325,9 @@ func TestToolCallCap(t *testing.T) {
 
 // TestMemoryBudget stops runs that grow the heap past memoryBytes.
 func TestMemoryBudget(t *testing.T) {
-	small := func(l *presets.Limits) { l.MemoryBytes = 64 << 20; l.Timeout = 10 * time.Second }
+	// A generous deadline: under the race detector on a loaded machine, filling
+	// 64 MiB takes seconds, and the point is that memory, not time, ends the run.
+	small := func(l *presets.Limits) { l.MemoryBytes = 64 << 20; l.Timeout = 60 * time.Second }
 	for _, script := range []string{
 		`let s = 'x'; while (true) s += s + 'y'`,
 		`const a = []; while (true) a.push(new Array(1000).fill(1))`,
