@@ -630,7 +630,7 @@ func checkPromptTimeout(t *testing.T, timeout time.Duration, r *response) {
 	t.Helper()
 	slack := 2 * time.Second
 	if raceEnabled {
-		slack = 10 * time.Second
+		slack = 5 * time.Second
 	}
 	if got := time.Duration(r.Metrics.DurationMs * float64(time.Millisecond)); got > timeout+slack {
 		t.Errorf("the run timed out after %v, more than %v past its %v deadline: something it ran ignored the deadline", got, slack, timeout)
