@@ -19,6 +19,7 @@ var (
 	tooDeep          = want{status: vm.StatusIllegalAccess, kind: string(ast.KindTooDeep)}
 	importRefused    = want{status: vm.StatusIllegalAccess, kind: string(ast.KindImport)}
 	withRefused      = want{status: vm.StatusIllegalAccess, kind: string(ast.KindWith)}
+	bigintRefused    = want{status: vm.StatusIllegalAccess, kind: string(ast.KindBigInt)}
 
 	// Run-time refusals by the hardened runtime, for what only it can see.
 	codeGeneration = want{status: vm.StatusIllegalAccess, kind: vm.KindCodeGeneration}

@@ -212,9 +212,14 @@ var outputCases = []attackCase{
 	{name: "cyclic-result", cat: catOutput,
 		script: `const o = {a: 1}; o.self = o; return o`,
 		want:   typeError},
-	// Wall: result export. A BigInt is a clear error.
+	// Wall: validator. A BigInt result would be a clear export error, but
+	// BigInt literals are refused outright.
 	{name: "bigint-result", cat: catOutput,
 		script: `return {n: 10n}`,
+		want:   bigintRefused},
+	// Wall: result export. A symbol is a clear error.
+	{name: "symbol-result", cat: catOutput,
+		script: `return {s: Symbol('x')}`,
 		want:   typeError},
 	// Wall: result export. A function is a clear error.
 	{name: "function-result", cat: catOutput,
