@@ -128,7 +128,7 @@ var memoryCases = []attackCase{
 	// other source of BigInt values is removed.
 	{name: "bigint-without-literals", cat: catMemory, isolate: true,
 		script: `return [typeof BigInt, typeof BigInt64Array, typeof BigUint64Array, typeof new DataView(new ArrayBuffer(8)).getBigInt64, typeof new DataView(new ArrayBuffer(8)).setBigUint64]`,
-		want: ok(`["undefined","undefined","undefined","undefined","undefined"]`)},
+		want:   ok(`["undefined","undefined","undefined","undefined","undefined"]`)},
 	// Wall: apply's argument list from a huge array-like.
 	{name: "apply-huge-arraylike", cat: catMemory, isolate: true,
 		script: `return Math.max.apply(null, {length: 2 ** 32 - 1})`, want: rangeError},
