@@ -40,21 +40,27 @@ func (r *run) log(level, message string) (string, bool) {
 	if b.full {
 		return "", false
 	}
-	n := int64(len(message))
+	// Every entry costs its JSON framing too, or a flood of empty lines
+	// would fill the response while charging nothing.
+	overhead := entryOverhead + int64(len(level))
+	n := int64(len(message)) + overhead
 	if n <= b.remaining() {
 		b.used += n
 		b.entries = append(b.entries, LogEntry{Level: level, Message: message})
 		return message, true
 	}
 	cut := ""
-	if rest := b.remaining(); rest > 0 {
+	if rest := b.remaining() - overhead; rest > 0 {
 		cut = truncateUTF8(message, int(rest))
 		b.entries = append(b.entries, LogEntry{Level: level, Message: cut})
-		b.used += int64(len(cut))
+		b.used += int64(len(cut)) + overhead
 	}
 	r.logsFull()
 	return cut, cut != ""
 }
+
+// entryOverhead is the JSON framing of one log entry, level excluded.
+const entryOverhead = int64(len(`{"level":"","message":""},`))
 
 // logsFull closes the log with its final warning entry.
 func (r *run) logsFull() {

@@ -247,9 +247,10 @@ func TestLogBudget(t *testing.T) {
 	if res.Status != StatusOK {
 		t.Fatal(describe(res))
 	}
+	// The budget counts each entry's text and its JSON framing.
 	total := 0
 	for _, l := range res.Logs[:len(res.Logs)-1] {
-		total += len(l.Message)
+		total += len(l.Message) + int(entryOverhead) + len(l.Level)
 	}
 	last := res.Logs[len(res.Logs)-1]
 	if total != 1000 || last.Level != "warn" || last.Message != "logs truncated after 1000 bytes" {
@@ -582,8 +583,9 @@ func TestUnhandledToolErrors(t *testing.T) {
 func TestMcpLogAtBudget(t *testing.T) {
 	h := &fakeHost{}
 	res := runScript(t, h, `mcpLog('info', 'x'.repeat(60)); mcpLog('info', 'y'.repeat(60)); mcpLog('info', 'z'); return 1`,
-		func(l *presets.Limits) { l.MaxLogBytes = 100 })
-	if res.Status != StatusOK || len(h.logs) != 2 || h.logs[1] != "info|"+strings.Repeat("y", 40)+"|" {
+		// Each entry costs its text plus 30 bytes of framing ({"level":"info","message":""},).
+		func(l *presets.Limits) { l.MaxLogBytes = 150 })
+	if res.Status != StatusOK || len(h.logs) != 2 || h.logs[1] != "info|"+strings.Repeat("y", 30)+"|" {
 		t.Errorf("host logs %q, result %s", h.logs, describe(res))
 	}
 }
