@@ -3,8 +3,10 @@ package vm
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/dop251/goja"
 )
@@ -235,6 +237,26 @@ func (r *run) guardArrays() {
 	}
 	for _, name := range arrayWriters {
 		r.wrap(ap, name, guardThis(name, true))
+	}
+	// goja's default sort compares in one native call that runs no script
+	// code, so a long sort outlives the deadline: without a comparator of
+	// the plan's own, sort with one that is a checkpoint.
+	defaultCompare := r.newFunction("compare", 2, func(call goja.FunctionCall) goja.Value {
+		r.checkpoint()
+		// JavaScript orders strings by UTF-16 code units.
+		a := utf16.Encode([]rune(call.Argument(0).String()))
+		b := utf16.Encode([]rune(call.Argument(1).String()))
+		return r.rt.ToValue(slices.Compare(a, b))
+	})
+	for _, name := range []string{"sort", "toSorted"} {
+		r.wrap(ap, name, func(orig nativeFunc) nativeFunc {
+			return func(call goja.FunctionCall) goja.Value {
+				if goja.IsUndefined(call.Argument(0)) {
+					call.Arguments = []goja.Value{defaultCompare}
+				}
+				return orig(call)
+			}
+		})
 	}
 	r.replaceData(ap, "join", r.newFunction("join", 1, r.arrayJoin))
 	r.replaceData(ap, "toLocaleString", r.newFunction("toLocaleString", 0, r.arrayToLocaleString))

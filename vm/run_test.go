@@ -589,3 +589,8 @@ func TestMcpLogAtBudget(t *testing.T) {
 		t.Errorf("host logs %q, result %s", h.logs, describe(res))
 	}
 }
+
+func TestDefaultSortOrder(t *testing.T) {
+	res := runScript(t, nil, `return [[3, 1, undefined, 10, 2].sort(), ['b', 'a', 'é', 'Z'].toSorted(), [3, 1, 2].sort((x, y) => y - x)]`)
+	checkWant(t, res, okWith(`[[1,10,2,3,null],["Z","a","b","é"],[3,2,1]]`))
+}
