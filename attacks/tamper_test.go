@@ -192,8 +192,15 @@ return await callTool('test.json', {text: '{"a":[1]}'})`,
 		want:   syntaxErr},
 	// Wall: the host. Overwritten constructors change nothing the host
 	// does: inputs, results and errors use the original intrinsics.
+	// Standard globals are inherited, not own properties of the plan's
+	// global object: a strict-mode plan cannot reassign them at all.
 	{name: "overwrite-builtins-then-call", cat: catGlobals,
 		script: `Object = null; Array = null; JSON = null; Symbol = null; Map = null; return await callTool('test.echo', {a: [1, 2], b: {c: true}})`,
+		want:   refError, check: toolSaw()},
+	// Wall: the host. Local bindings that shadow the built-ins do not reach
+	// the bridge's own conversion.
+	{name: "shadow-builtins-then-call", cat: catGlobals,
+		script: `const Object = null, Array = null, JSON = null, Symbol = null, Map = null; return await callTool('test.echo', {a: [1, 2], b: {c: true}})`,
 		want:   ok(`{"a":[1,2],"b":{"c":true}}`), check: toolSaw(`{"a":[1,2],"b":{"c":true}}`)},
 	// Wall: the deadline while the host reads an uncaught error: an
 	// inherited message getter that never returns.
@@ -209,10 +216,16 @@ return await callTool('test.json', {text: '{"a":[1]}'})`,
 	// Error, not from what the plan put in its place.
 	{name: "overwrite-Error-then-tool-fails", cat: catGlobals,
 		script: `Error = function () { return {message: 'PW' + 'NED'} }; TypeError = Error; await callTool('test.fail', {reason: 'x'})`,
+		want:   refError},
+	{name: "shadow-Error-then-tool-fails", cat: catGlobals,
+		script: `const Error = function () { return {message: 'PW' + 'NED'} }, TypeError = Error; await callTool('test.fail', {reason: 'x'})`,
 		want:   toolErr("test.fail", "EXECUTION")},
 	// Wall: the host. A replaced Promise global does not break callTool.
 	{name: "overwrite-Promise-then-call", cat: catGlobals,
 		script: `Promise = function () { throw new Error('hijacked') }; return await callTool('test.echo', {a: 1})`,
+		want:   refError},
+	{name: "shadow-Promise-then-call", cat: catGlobals,
+		script: `const Promise = function () { throw new Error('hijacked') }; return await callTool('test.echo', {a: 1})`,
 		want:   ok(`{"a":1}`)},
 	// Wall: validator, process.
 	{name: "process", cat: catGlobals,

@@ -82,8 +82,10 @@ func (r *run) installGlobals() {
 	r.rt.SetGlobalObject(r.global)
 }
 
-// setGlobal makes name resolve to v, as a standard global would: inherited,
-// writable by the plan (which then shadows it on its own global object).
+// setGlobal makes name resolve to v, as a standard global would. It is
+// inherited, not an own property of the plan's global object, so a
+// strict-mode plan cannot reassign it (the assignment throws a
+// ReferenceError); local declarations may shadow it.
 func (r *run) setGlobal(name string, v goja.Value) {
 	r.lazy.cache[name] = v
 }
