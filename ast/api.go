@@ -182,7 +182,18 @@ type Checked struct {
 	Program *goja.Program
 
 	lines *lineIndex // of the user's script
+	// noRegExpLiterals is set by Validate when the walk found no regex
+	// literal. It is a negative so that a Checked built by hand reports
+	// literals, and the runtime hardens RegExp up front.
+	noRegExpLiterals bool
 }
+
+// HasRegExpLiterals reports whether the plan's source may contain regular
+// expression literals. A literal creates a RegExp without naming the
+// global, so the runtime must harden RegExp before such a plan runs; for
+// other plans it can do so on first use, which saves most of a trivial
+// run's set-up.
+func (c *Checked) HasRegExpLiterals() bool { return c == nil || !c.noRegExpLiterals }
 
 // Locate maps a position in the compiled program, as goja reports it in
 // stack frames and exceptions (1-based line, 1-based byte column), back to

@@ -172,7 +172,7 @@ func (v *validation) run() (*Checked, error) {
 		}
 		return nil, err
 	}
-	return &Checked{Program: prg, lines: v.lines}, nil
+	return &Checked{Program: prg, lines: v.lines, noRegExpLiterals: !w.regexLits}, nil
 }
 
 // checkSize refuses a script over the byte limit before anything else

@@ -634,3 +634,24 @@ func mustLimits(t *testing.T) presets.Limits {
 	}
 	return l
 }
+
+func TestHasRegExpLiterals(t *testing.T) {
+	for script, want := range map[string]bool{
+		`return 1`:                      false,
+		`return "a/b/c".split("/")`:     false,
+		`return /ab+c/.test("abbc")`:    true,
+		"return `x`.replace(/x/g, 'y')": true,
+		`const r = 4 / 2 / 1; return r`: false,
+	} {
+		c, err := Validate(script, RulesFor(mustLimits(t)))
+		if err != nil {
+			t.Fatalf("%q: %v", script, err)
+		}
+		if got := c.HasRegExpLiterals(); got != want {
+			t.Errorf("%q: HasRegExpLiterals = %v, want %v", script, got, want)
+		}
+	}
+	if !(&Checked{}).HasRegExpLiterals() {
+		t.Error("a Checked built by hand must report literals, so the runtime hardens RegExp up front")
+	}
+}

@@ -94,6 +94,7 @@ type walker struct {
 	tooDeepAt    file.Idx // where
 	nest         int      // current nesting of blocks, literals, argument lists...
 	nestReported bool     // the current excursion past maxNesting was reported
+	regexLits    bool     // the plan has at least one regular expression literal
 }
 
 // Property contexts: an object literal defines keys, an object pattern
@@ -532,6 +533,7 @@ func (w *walker) node(n js.Node, ctx int) {
 		}
 		w.node(n.Initializer, ctxDefault)
 	case *js.RegExpLiteral:
+		w.regexLits = true
 		w.regex(n)
 	case *js.SequenceExpression:
 		w.exprs(n.Sequence)
