@@ -393,6 +393,31 @@ async function run(opts) {
     }
   }
 
+  step("execute a plan");
+  {
+    const inv = ex.invoke;
+    const script = `
+      const [event, hidden] = await Promise.all([
+        callTool(${JSON.stringify(inv.tool)}, codecallContext.input),
+        callTool(${JSON.stringify(ex.excluded.tool)}, ${JSON.stringify(ex.excluded.input)}, {throwOnError: false}),
+      ]);
+      return {title: event.input.title, attendees: event.input.attendees.length, hidden: hidden.ok ? "reached" : hidden.error.code};`;
+    const res = await callTool(client, meta.execute, { script, context: { input: inv.input } });
+    const out = payload("execute", res);
+    check("execute succeeds", res.isError !== true && out.status === "ok", () => `result: ${show(out)}`);
+    check("the plan joins the tool's result and refuses the excluded tool",
+      isDeepStrictEqual(out.result, { title: inv.input.title, attendees: inv.input.attendees.length, hidden: "NOT_FOUND" }),
+      () => `got ${JSON.stringify(out.result)}`);
+    check("toolTrace lists both calls without inputs", Array.isArray(out.toolTrace) && out.toolTrace.length === 2 &&
+      out.toolTrace.every((t) => !("input" in t) && !("toolInput" in t)), () => show(out.toolTrace));
+
+    const bad = payload("execute with a bad input", await callTool(client, meta.execute,
+      { script: `return await callTool(${JSON.stringify(ex.invalidInvoke.tool)}, ${JSON.stringify(ex.invalidInvoke.input)})` }));
+    check("a plan's invalid tool input is a tool_error", bad.status === "tool_error" && bad.error.code === "VALIDATION" &&
+      bad.error.toolName === ex.invalidInvoke.tool && bad.error.message.includes(ex.invalidInvoke.missing), () => show(bad));
+    passed(`plan result ${JSON.stringify(out.result)}; bad input -> ${bad.error.message}`);
+  }
+
   step("tools/list again");
   {
     const again = (await listAllTools(client)).map((t) => t.name);
