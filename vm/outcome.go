@@ -59,7 +59,20 @@ func (r *run) classifyThrown(v goja.Value) *outcome {
 	if info.Message == "" && info.Name == "" {
 		info.Message = "uncaught exception"
 	}
+	info.Message = explainBuiltinAssignment(info.Name, info.Message)
 	return &outcome{status: StatusRuntimeError, err: info}
+}
+
+// explainBuiltinAssignment rewrites the ReferenceError a strict plan gets
+// when it assigns to a standard global ("Object is not defined"): the
+// built-ins are inherited, not own properties of the plan's global object,
+// so the engine's wording points the model the wrong way.
+func explainBuiltinAssignment(name, msg string) string {
+	global, ok := strings.CutSuffix(msg, " is not defined")
+	if name != "ReferenceError" || !ok || !standardGlobals[global] {
+		return msg
+	}
+	return fmt.Sprintf("%s: built-in globals cannot be reassigned by a plan; declare a local variable instead (const %s = ...)", msg, global)
 }
 
 // describeThrown reads the name, message and stack of a thrown value,

@@ -594,3 +594,14 @@ func TestDefaultSortOrder(t *testing.T) {
 	res := runScript(t, nil, `return [[3, 1, undefined, 10, 2].sort(), ['b', 'a', 'é', 'Z'].toSorted(), [3, 1, 2].sort((x, y) => y - x)]`)
 	checkWant(t, res, okWith(`[[1,10,2,3,null],["Z","a","b","é"],[3,2,1]]`))
 }
+
+func TestBuiltinAssignmentExplained(t *testing.T) {
+	res := runScript(t, nil, `Object = null; return 1`)
+	if res.Status != StatusRuntimeError || res.Error.Name != "ReferenceError" || !strings.Contains(res.Error.Message, "cannot be reassigned") {
+		t.Errorf("%s", describe(res))
+	}
+	res = runScript(t, nil, `return notDeclaredAnywhere`)
+	if res.Status != StatusRuntimeError || strings.Contains(res.Error.Message, "reassigned") {
+		t.Errorf("an ordinary undefined name must keep the engine's message: %s", describe(res))
+	}
+}
