@@ -2,12 +2,9 @@ package ast
 
 import (
 	"errors"
-	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/dop251/goja/parser"
 )
@@ -128,33 +125,21 @@ func checkRE2(pattern, flags string) (reason string, err error) {
 	}
 	unicodeMode := strings.ContainsRune(flags, 'u')
 	if !unicodeMode {
-		pattern = astralToSurrogates(pattern)
+		pattern = PatternForCodeUnits(pattern)
 	}
-	re2, err := parser.TransformRegExp(pattern, strings.ContainsRune(flags, 's'), unicodeMode)
-	if err != nil {
-		var incompatible parser.RegexpErrorIncompatible
-		if errors.As(err, &incompatible) {
-			return backtrackingReason(incompatible.Error()), errBacktracking
-		}
-		return "", err
+	_, err = CompileRE2(pattern, strings.ContainsRune(flags, 'i'), strings.ContainsRune(flags, 'm'),
+		strings.ContainsRune(flags, 's'), unicodeMode)
+	var incompatible parser.RegexpErrorIncompatible
+	var se *syntax.Error
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.As(err, &incompatible):
+		return backtrackingReason(incompatible.Error()), errBacktracking
+	case errors.As(err, &se) && se.Code == syntax.ErrInvalidRepeatSize:
+		return "a repeat count above 1000", errBacktracking
 	}
-	var re2Flags string
-	for _, f := range "msi" {
-		if strings.ContainsRune(flags, f) {
-			re2Flags += string(f)
-		}
-	}
-	if re2Flags != "" {
-		re2 = "(?" + re2Flags + ":" + re2 + ")"
-	}
-	if _, err := regexp.Compile(re2); err != nil {
-		var se *syntax.Error
-		if errors.As(err, &se) && se.Code == syntax.ErrInvalidRepeatSize {
-			return "a repeat count above 1000", errBacktracking
-		}
-		return "", err
-	}
-	return "", nil
+	return "", err
 }
 
 // backtrackingReason names, in words, the feature goja's translation
@@ -173,37 +158,4 @@ func backtrackingReason(msg string) string {
 		return "a group name RE2 does not accept"
 	}
 	return msg
-}
-
-// astralToSurrogates rewrites characters outside the Basic Multilingual
-// Plane as \uXXXX\uXXXX surrogate pairs, as goja does for patterns without
-// the u flag before translating them.
-func astralToSurrogates(p string) string {
-	var sb strings.Builder
-	pos := 0
-	var prev rune
-	for i := 0; i < len(p); {
-		r, size := utf8.DecodeRuneInString(p[i:])
-		if r > 0xFFFF {
-			sb.WriteString(p[pos:i])
-			if prev == '\\' {
-				sb.WriteByte('\\')
-			}
-			a, b := utf16.EncodeRune(r)
-			sb.WriteString(`\u` + hex4(a) + `\u` + hex4(b))
-			pos = i + size
-		}
-		i += size
-		prev = r
-	}
-	if pos == 0 {
-		return p
-	}
-	sb.WriteString(p[pos:])
-	return sb.String()
-}
-
-func hex4(r rune) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{digits[r>>12&15], digits[r>>8&15], digits[r>>4&15], digits[r&15]})
 }

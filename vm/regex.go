@@ -11,9 +11,9 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/codecall-go/codecall/ast"
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
-	"github.com/dop251/goja/parser"
 
 	"github.com/codecall-go/codecall/presets"
 )
@@ -242,7 +242,7 @@ func (r *run) checkPattern(what, src, flags string) {
 
 // isRE2 reports whether goja would run the pattern with Go's regexp.
 func isRE2(src, flags string) bool {
-	_, err := compileRE2(src, strings.Contains(flags, "i"), strings.Contains(flags, "m"), strings.Contains(flags, "s"), strings.Contains(flags, "u"))
+	_, err := ast.CompileRE2(src, strings.Contains(flags, "i"), strings.Contains(flags, "m"), strings.Contains(flags, "s"), strings.Contains(flags, "u"))
 	return err == nil
 }
 
@@ -437,35 +437,13 @@ func (r *run) compiled(rx *goja.Object) *compiledRegex {
 	if c.unicode {
 		src = convertRegexpToUnicode(src)
 	} else {
-		src = convertRegexpToUTF16(src)
+		src = ast.PatternForCodeUnits(src)
 	}
 	c.source = src
-	c.re2, _ = compileRE2(src, c.fold, c.multiline, c.dotAll, c.unicode)
+	c.re2, _ = ast.CompileRE2(src, c.fold, c.multiline, c.dotAll, c.unicode)
 	e.cache[key] = c
 	e.byObj[rx] = c
 	return c
-}
-
-// compileRE2 compiles a JavaScript pattern for Go's regexp, as goja does.
-func compileRE2(src string, fold, multiline, dotAll, unicode bool) (*regexp.Regexp, error) {
-	re2, err := parser.TransformRegExp(src, dotAll, unicode)
-	if err != nil {
-		return nil, err
-	}
-	flags := ""
-	if multiline {
-		flags += "m"
-	}
-	if dotAll {
-		flags += "s"
-	}
-	if fold {
-		flags += "i"
-	}
-	if flags != "" {
-		re2 = "(?" + flags + ":" + re2 + ")"
-	}
-	return regexp.Compile(re2)
 }
 
 // backtracking returns the pattern compiled for regexp2.
@@ -840,33 +818,6 @@ func convertRegexpToUnicode(p string) string {
 			}
 		}
 		i++
-	}
-	if pos == 0 {
-		return p
-	}
-	sb.WriteString(p[pos:])
-	return sb.String()
-}
-
-// convertRegexpToUTF16 writes code points beyond the BMP as \uXXXX\uXXXX
-// pairs, as goja does before compiling a pattern that matches code units.
-func convertRegexpToUTF16(p string) string {
-	var sb strings.Builder
-	pos := 0
-	var prev rune
-	for i := 0; i < len(p); {
-		c, size := utf8.DecodeRuneInString(p[i:])
-		if c > 0xFFFF {
-			sb.WriteString(p[pos:i])
-			if prev == '\\' {
-				sb.WriteRune('\\')
-			}
-			first, second := utf16.EncodeRune(c)
-			fmt.Fprintf(&sb, `\u%04X\u%04X`, first, second)
-			pos = i + size
-		}
-		i += size
-		prev = c
 	}
 	if pos == 0 {
 		return p
