@@ -11,10 +11,10 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/codecall-go/codecall/ast"
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 
+	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/presets"
 )
 
