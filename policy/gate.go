@@ -7,6 +7,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
@@ -47,6 +48,8 @@ type Error struct {
 	Code    Code
 	Tool    string
 	Message string
+	// Reason is the policy's reason, set on a policy denial.
+	Reason string
 }
 
 func (e *Error) Error() string {
@@ -62,17 +65,34 @@ type Request struct {
 // Gate decides access. It is immutable; build a new one when the config
 // changes.
 type Gate struct {
-	directCalls  bool
-	invokeAllows presets.Globs
+	directCalls     bool
+	invokeAllows    presets.Globs
+	policies        *Policies
+	filterDiscovery bool
+	never           sync.Map // neverKey -> bool: NeverAllows, cached per engine
+}
+
+// GateOption configures a Gate.
+type GateOption func(*Gate)
+
+// WithPolicies makes the gate decide calls by the policy p holds, which
+// may be swapped while the gate is in use. Without it the built-in
+// default policy decides.
+func WithPolicies(p *Policies) GateOption {
+	return func(g *Gate) { g.policies = p }
 }
 
 // NewGate builds the gate for a configuration.
-func NewGate(cfg presets.Config) (*Gate, error) {
+func NewGate(cfg presets.Config, opts ...GateOption) (*Gate, error) {
 	allows, err := presets.CompileGlobs(cfg.DirectCalls.AllowedTools)
 	if err != nil {
 		return nil, fmt.Errorf("directCalls.allowedTools%w", err)
 	}
-	return &Gate{directCalls: cfg.DirectCalls.Enabled, invokeAllows: allows}, nil
+	g := &Gate{directCalls: cfg.DirectCalls.Enabled, invokeAllows: allows, filterDiscovery: cfg.Policy.FilterDiscovery}
+	for _, opt := range opts {
+		opt(g)
+	}
+	return g, nil
 }
 
 // Authorize returns the tool when req may reach it in snap, and an *Error

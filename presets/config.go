@@ -240,7 +240,38 @@ type Config struct {
 	DirectCalls DirectCallsConfig `koanf:"directCalls" json:"directCalls"`
 	// VM are the sandbox limits: the preset's, with any overrides applied.
 	VM Limits `koanf:"vm" json:"vm"`
+	// Policy selects the Rego policy every tool call is decided by.
+	Policy PolicyConfig `koanf:"policy" json:"policy"`
+	// Approval tunes how a person is asked to approve a call.
+	Approval ApprovalConfig `koanf:"approval" json:"approval"`
 }
+
+// PolicyConfig selects the OPA/Rego policy. With no paths, CodeCall's
+// built-in default applies (see package policy).
+type PolicyConfig struct {
+	// Paths are .rego files, data files (.json, .yaml, .yml) or directories
+	// holding them; every matching file under a directory is loaded.
+	Paths []string `koanf:"paths" json:"paths,omitempty"`
+	// Query is the Rego rule that yields the decision object (default
+	// "data.codecall.decision").
+	Query string `koanf:"query" json:"query"`
+	// FilterDiscovery hides from codecall.search and codecall.describe the
+	// tools the policy denies whatever their arguments (default false).
+	FilterDiscovery bool `koanf:"filterDiscovery" json:"filterDiscovery"`
+}
+
+// ApprovalConfig tunes approval prompts.
+type ApprovalConfig struct {
+	// Timeout is how long a person has to answer an approval prompt before
+	// the call is refused as expired (default 2m).
+	Timeout time.Duration `koanf:"timeout" json:"timeout"`
+	// AllowSessionTrust offers "approve for this session" in the prompt
+	// (default true). Trust never crosses sessions.
+	AllowSessionTrust bool `koanf:"allowSessionTrust" json:"allowSessionTrust"`
+}
+
+// DefaultPolicyQuery is the rule queried when policy.query is not set.
+const DefaultPolicyQuery = "data.codecall.decision"
 
 // The meta-tools' short names; Config.MetaToolName puts the prefix before
 // them.
@@ -270,5 +301,7 @@ func Default() Config {
 		Describe:    DescribeConfig{MaxDefinitions: 10},
 		DirectCalls: DirectCallsConfig{Enabled: false},
 		VM:          limits,
+		Policy:      PolicyConfig{Query: DefaultPolicyQuery},
+		Approval:    ApprovalConfig{Timeout: 2 * time.Minute, AllowSessionTrust: true},
 	}
 }

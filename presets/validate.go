@@ -76,6 +76,19 @@ func (c Config) issues() []issue {
 
 	out = append(out, globIssues(root.field("directCalls").field("allowedTools"), c.DirectCalls.AllowedTools)...)
 	out = append(out, c.VM.issues(root.field("vm"))...)
+
+	pol := root.field("policy")
+	for i, path := range c.Policy.Paths {
+		if strings.TrimSpace(path) == "" {
+			add(pol.field("paths").index(i), "must name a .rego file, a data file or a directory, got an empty string")
+		}
+	}
+	if msg := checkQuery(c.Policy.Query); msg != "" {
+		add(pol.field("query"), "%s", msg)
+	}
+	if c.Approval.Timeout <= 0 {
+		add(root.field("approval").field("timeout"), "must be a positive duration such as \"2m\", got %v", c.Approval.Timeout)
+	}
 	return out
 }
 
@@ -193,4 +206,35 @@ func list[T ~string](values []T) string {
 		s[i] = string(v)
 	}
 	return strings.Join(s, ", ")
+}
+
+// checkQuery checks that q is a Rego reference under data, such as
+// data.codecall.decision. The policy package compiles it for real; this
+// catches the common slips with a message that says how to write it.
+func checkQuery(q string) string {
+	if q == "" {
+		return "must name the decision rule, e.g. \"data.codecall.decision\""
+	}
+	parts := strings.Split(q, ".")
+	if parts[0] != "data" || len(parts) < 2 {
+		return fmt.Sprintf("must be a reference under data, e.g. \"data.codecall.decision\", got %q", q)
+	}
+	for _, p := range parts[1:] {
+		if p == "" || !isRegoName(p) {
+			return fmt.Sprintf("%q is not a valid Rego reference: each part after \"data.\" must be a name of letters, digits and underscores", q)
+		}
+	}
+	return ""
+}
+
+func isRegoName(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

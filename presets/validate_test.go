@@ -40,6 +40,10 @@ func TestParseErrors(t *testing.T) {
 		{"unknown preset", "preset: fast\n", 1, "preset", `unknown preset "fast"; allowed: locked_down, secure, balanced, experimental`},
 		{"unknown regex", "vm: {regex: pcre}\n", 1, "vm.regex", `unknown regex mode "pcre"; allowed: none, literal, full`},
 		{"unknown isolation", "vm: {isolation: vm}\n", 1, "vm.isolation", `unknown isolation "vm"; allowed: process_required, process, in_process`},
+		{"policy query not under data", "policy: {query: codecall.decision}\n", 1, "policy.query", `must be a reference under data, e.g. "data.codecall.decision", got "codecall.decision"`},
+		{"policy query with a bad part", "policy: {query: data.code-call.decision}\n", 1, "policy.query", `"data.code-call.decision" is not a valid Rego reference: each part after "data." must be a name of letters, digits and underscores`},
+		{"empty policy path", "policy: {paths: ['']}\n", 1, "policy.paths[0]", "must name a .rego file, a data file or a directory, got an empty string"},
+		{"zero approval timeout", "approval: {timeout: 0s}\n", 1, "approval.timeout", `must be a positive duration such as "2m", got 0s`},
 		{"unknown source", "tools:\n  a: {source: grpc}\n", 2, `tools["a"].source`, `unknown source "grpc"; allowed: inline, openapi, upstream`},
 
 		// Wrong types.
@@ -187,7 +191,7 @@ func TestValidate(t *testing.T) {
 		{"zero config", func(c *Config) { *c = Config{} }, []string{
 			"mode", "preset", "search.topK", "search.maxTopK", "describe.maxDefinitions",
 			"vm.timeout", "vm.maxToolCalls", "vm.maxConcurrency", "vm.regex",
-			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation",
+			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation", "policy.query", "approval.timeout",
 		}},
 		{"banned identifiers", func(c *Config) { c.VM.BannedIdentifiers = []string{"ok", "", "a.b"} },
 			[]string{"vm.bannedIdentifiers[1]", "vm.bannedIdentifiers[2]"}},

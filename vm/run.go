@@ -111,7 +111,9 @@ func newRun(ctx context.Context, plan *ast.Checked, host Host, opts Options) *ru
 	if rl, ok := any(plan).(regexLiteralReporter); ok && !rl.HasRegExpLiterals() {
 		r.lazyRegExp = true
 	}
-	r.ctx, r.cancel = context.WithTimeout(ctx, r.caps.timeout)
+	runCtx, cancel := context.WithCancelCause(ctx)
+	d := newDeadline(r.caps.timeout, cancel)
+	r.ctx, r.cancel = ContextWithClock(runCtx, d), d.stop
 	r.logs.limit = r.caps.logBytes
 	// One slot per call that can be in flight, so a finishing call never
 	// blocks on the channel.

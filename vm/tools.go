@@ -149,6 +149,9 @@ func (r *run) startCall(c *toolCall) {
 			r.completions <- c
 		}()
 		c.raw, c.err = r.host.CallTool(r.ctx, c.name, c.input)
+		if c.err != nil && errors.Is(c.err, context.Canceled) && errors.Is(context.Cause(r.ctx), errDeadline) {
+			c.err = context.DeadlineExceeded // hosts report the run's own deadline as a cancellation
+		}
 	}()
 }
 

@@ -1,0 +1,409 @@
+package policy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/catalog"
+)
+
+// ApprovalOutcome is how an approval ended. The values are audited.
+type ApprovalOutcome string
+
+// The approval outcomes.
+const (
+	ApprovalApproved ApprovalOutcome = "approved"     // approved for this call
+	ApprovalTrusted  ApprovalOutcome = "trusted"      // approved earlier in this session, for the session
+	ApprovalDenied   ApprovalOutcome = "denied"       // the person declined or cancelled
+	ApprovalExpired  ApprovalOutcome = "expired"      // no answer within approval.timeout
+	ApprovalNoClient ApprovalOutcome = "unavailable"  // the client cannot show an approval prompt
+	ApprovalFailed   ApprovalOutcome = "failed"       // the prompt could not be shown or read
+	approvalSession  ApprovalOutcome = "approved_for_session"
+)
+
+// The choices of the approval prompt.
+const (
+	ChoiceApprove        = "approve"
+	ChoiceApproveSession = "approve_for_session"
+	ChoiceDeny           = "deny"
+)
+
+// ApprovalInputKey is the key of CodeCall's approval prompt among a
+// multi-round-trip request's inputRequests.
+const ApprovalInputKey = "codecall.approval"
+
+// Redactor removes secrets from a value before a person sees it. The
+// policy/redact package provides one.
+type Redactor interface {
+	Value(v any, schema json.RawMessage) any
+}
+
+// ApprovalRequest is one call waiting for a person's approval.
+type ApprovalRequest struct {
+	Tool      *catalog.Tool
+	Args      map[string]any
+	Via       Via
+	SessionID string
+	// Reason is the policy's reason for asking.
+	Reason string
+}
+
+// Approvals asks people to approve calls and remembers session trust. One
+// Approvals serves a server for its whole life, across config reloads.
+type Approvals struct {
+	timeout      time.Duration
+	sessionTrust bool
+	redactor     Redactor
+	now          func() time.Time
+
+	mu      sync.Mutex
+	trust   map[trustKey]time.Time
+	pending map[string]*pendingApproval
+}
+
+type trustKey struct{ session, tool string }
+
+type pendingApproval struct {
+	session, tool, argsDigest string
+	expires                   time.Time
+}
+
+// maxTrust and maxPending bound the memory a flood of sessions or
+// unanswered prompts can take; the oldest entries go first.
+const (
+	maxTrust   = 10000
+	maxPending = 10000
+	trustTTL   = 24 * time.Hour
+)
+
+// ApprovalOption configures Approvals.
+type ApprovalOption func(*Approvals)
+
+// WithRedactor redacts the arguments shown in approval prompts. Without a
+// redactor a prompt lists argument names only, never their values.
+func WithRedactor(r Redactor) ApprovalOption { return func(a *Approvals) { a.redactor = r } }
+
+// WithClock replaces time.Now, for tests of expiry.
+func WithClock(now func() time.Time) ApprovalOption { return func(a *Approvals) { a.now = now } }
+
+// NewApprovals returns an approval service: timeout bounds the wait for an
+// answer; sessionTrust offers "approve for this session".
+func NewApprovals(timeout time.Duration, sessionTrust bool, opts ...ApprovalOption) *Approvals {
+	a := &Approvals{timeout: timeout, sessionTrust: sessionTrust, now: time.Now,
+		trust: map[trustKey]time.Time{}, pending: map[string]*pendingApproval{}}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// SetRedactor changes the redactor, e.g. after a config reload.
+func (a *Approvals) SetRedactor(r Redactor) {
+	a.mu.Lock()
+	a.redactor = r
+	a.mu.Unlock()
+}
+
+// Timeout is how long a prompt waits for an answer.
+func (a *Approvals) Timeout() time.Duration { return a.timeout }
+
+// Trusted reports whether the person approved tool for the whole session
+// earlier. Calls without a session are never trusted.
+func (a *Approvals) Trusted(session, tool string) bool {
+	if session == "" {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	at, ok := a.trust[trustKey{session, tool}]
+	if ok && a.now().Sub(at) > trustTTL {
+		delete(a.trust, trustKey{session, tool})
+		return false
+	}
+	return ok
+}
+
+func (a *Approvals) trustLocked(session, tool string) {
+	if session == "" {
+		return
+	}
+	if len(a.trust) >= maxTrust {
+		var oldest trustKey
+		var at time.Time
+		for k, t := range a.trust {
+			if at.IsZero() || t.Before(at) {
+				oldest, at = k, t
+			}
+		}
+		delete(a.trust, oldest)
+	}
+	a.trust[trustKey{session, tool}] = a.now()
+}
+
+// ForgetSession drops the trust granted in a session, e.g. when it ends.
+func (a *Approvals) ForgetSession(session string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.trust {
+		if k.session == session {
+			delete(a.trust, k)
+		}
+	}
+}
+
+// Prompt builds the elicitation a person answers: the tool's name, title,
+// description and side-effect hints, the policy's reason, and the
+// arguments with secrets redacted.
+func (a *Approvals) Prompt(req ApprovalRequest) mcp.ElicitationParams {
+	t := req.Tool
+	var b strings.Builder
+	fmt.Fprintf(&b, "Approve a call of %s", t.Name)
+	if t.Title != "" {
+		fmt.Fprintf(&b, " (%s)", t.Title)
+	}
+	fmt.Fprintf(&b, " made via %s?\n", req.Via)
+	if d := strings.TrimSpace(t.Description); d != "" {
+		if len(d) > 500 {
+			d = d[:500] + "…"
+		}
+		fmt.Fprintf(&b, "What it does: %s\n", d)
+	}
+	fmt.Fprintf(&b, "Side effects: %s\n", hintSummary(t))
+	if req.Reason != "" {
+		fmt.Fprintf(&b, "Why you are asked: %s\n", req.Reason)
+	}
+	b.WriteString("Arguments: ")
+	b.WriteString(a.argsText(req))
+	choices := []any{ChoiceApprove, ChoiceDeny}
+	if a.sessionTrust && req.SessionID != "" {
+		choices = []any{ChoiceApprove, ChoiceApproveSession, ChoiceDeny}
+	}
+	return mcp.ElicitationParams{
+		Mode:    mcp.ElicitationModeForm,
+		Message: b.String(),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"decision": map[string]any{
+					"type": "string", "enum": choices, "title": "Decision",
+					"description": "approve runs this call once; approve_for_session also approves later calls of this tool in this session; deny refuses it",
+				},
+			},
+			"required": []any{"decision"},
+		},
+	}
+}
+
+func (a *Approvals) argsText(req ApprovalRequest) string {
+	a.mu.Lock()
+	r := a.redactor
+	a.mu.Unlock()
+	if r == nil {
+		names := make([]string, 0, len(req.Args))
+		for k := range req.Args {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return "(values hidden) " + strings.Join(names, ", ")
+	}
+	shown, err := json.MarshalIndent(r.Value(map[string]any(req.Args), req.Tool.InputSchema), "", "  ")
+	if err != nil {
+		return "(cannot be shown)"
+	}
+	if len(shown) > 4000 {
+		return string(shown[:4000]) + "…"
+	}
+	return string(shown)
+}
+
+func hintSummary(t *catalog.Tool) string {
+	a := t.Annotations
+	if a.Defaulted || (a.ReadOnlyHint == nil && a.DestructiveHint == nil) {
+		return "not declared by the tool (treated as possibly destructive)"
+	}
+	var parts []string
+	if a.ReadOnlyHint != nil && *a.ReadOnlyHint {
+		parts = append(parts, "read-only")
+	}
+	if a.DestructiveHint != nil {
+		if *a.DestructiveHint {
+			parts = append(parts, "may delete or overwrite data")
+		} else {
+			parts = append(parts, "non-destructive")
+		}
+	}
+	if a.IdempotentHint != nil && *a.IdempotentHint {
+		parts = append(parts, "idempotent")
+	}
+	if a.OpenWorldHint != nil && *a.OpenWorldHint {
+		parts = append(parts, "reaches outside systems")
+	}
+	if len(parts) == 0 {
+		return "not declared"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Interpret reads a person's answer, recording session trust when given.
+func (a *Approvals) Interpret(res *mcp.ElicitationResult, req ApprovalRequest) ApprovalOutcome {
+	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
+		return ApprovalDenied
+	}
+	content, _ := res.Content.(map[string]any)
+	choice, _ := content["decision"].(string)
+	switch choice {
+	case ChoiceApprove:
+		return ApprovalApproved
+	case ChoiceApproveSession:
+		if !a.sessionTrust || req.SessionID == "" {
+			return ApprovalApproved
+		}
+		a.mu.Lock()
+		a.trustLocked(req.SessionID, req.Tool.Name)
+		a.mu.Unlock()
+		return approvalSession
+	default:
+		return ApprovalDenied
+	}
+}
+
+// CanElicit reports whether the client behind ctx can show a prompt: a
+// 2026-07-28 request that declares the elicitation capability, or a
+// session that declared it at initialize.
+func CanElicit(ctx context.Context) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	}
+	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	return ok && s.GetClientCapabilities().Elicitation != nil
+}
+
+// Ask shows the prompt with a server-initiated elicitation and waits for
+// the answer, at most the approval timeout. It is for clients of the
+// protocol before 2026-07-28; newer clients answer through Begin and
+// Resume.
+func (a *Approvals) Ask(ctx context.Context, srv *server.MCPServer, req ApprovalRequest) (ApprovalOutcome, error) {
+	if srv == nil || !CanElicit(ctx) {
+		return ApprovalNoClient, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	res, err := srv.RequestElicitation(ctx, mcp.ElicitationRequest{
+		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
+		Params:  a.Prompt(req),
+	})
+	switch {
+	case err == nil:
+		return a.Interpret(res, req), nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return ApprovalExpired, nil
+	case errors.Is(err, server.ErrElicitationNotSupported), errors.Is(err, server.ErrNoActiveSession):
+		return ApprovalNoClient, nil
+	default:
+		return ApprovalFailed, err
+	}
+}
+
+// Begin starts a multi-round-trip approval: it returns the state token to
+// hand the client and the prompt to put in the result's inputRequests.
+func (a *Approvals) Begin(req ApprovalRequest) (token string, prompt mcp.ElicitationParams) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	token = "cc-approval-" + hex.EncodeToString(b[:])
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	for k, p := range a.pending {
+		if now.After(p.expires) {
+			delete(a.pending, k)
+		}
+	}
+	if len(a.pending) >= maxPending {
+		for k := range a.pending {
+			delete(a.pending, k)
+			break
+		}
+	}
+	a.pending[token] = &pendingApproval{session: req.SessionID, tool: req.Tool.Name, argsDigest: argsDigest(req.Args), expires: now.Add(a.timeout)}
+	return token, a.Prompt(req)
+}
+
+// Resume reads the answer to a prompt started with Begin. ok is false when
+// the request carries no answer to a prompt of ours; then the caller
+// starts one. A token answers once, for the same session, tool and
+// arguments it was issued for, within the timeout.
+func (a *Approvals) Resume(state string, responses mcp.InputResponses, req ApprovalRequest) (outcome ApprovalOutcome, ok bool) {
+	answer := server.ElicitationResponse(responses, ApprovalInputKey)
+	if state == "" || answer == nil {
+		return "", false
+	}
+	a.mu.Lock()
+	p, found := a.pending[state]
+	if found {
+		delete(a.pending, state)
+	}
+	a.mu.Unlock()
+	switch {
+	case !found:
+		return "", false
+	case p.session != req.SessionID || p.tool != req.Tool.Name || p.argsDigest != argsDigest(req.Args):
+		return ApprovalDenied, true
+	case a.now().After(p.expires):
+		return ApprovalExpired, true
+	}
+	return a.Interpret(answer, req), true
+}
+
+// InputRequired renders a prompt started with Begin as the tool result
+// that asks the client for the answer.
+func InputRequired(token string, prompt mcp.ElicitationParams) *mcp.CallToolResult {
+	return server.NewInputRequestBuilder(token).Elicit(ApprovalInputKey, prompt).ToolResult()
+}
+
+func argsDigest(args map[string]any) string {
+	b, _ := json.Marshal(args)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ApprovalError maps an outcome that does not let the call run to the
+// error the caller sees, nil when the call may run.
+func ApprovalError(tool string, o ApprovalOutcome, timeout time.Duration) *Error {
+	switch o {
+	case ApprovalApproved, ApprovalTrusted, approvalSession:
+		return nil
+	case ApprovalDenied:
+		return &Error{Code: CodeApprovalDenied, Tool: tool, Message: fmt.Sprintf("the user declined the call of %s", tool)}
+	case ApprovalExpired:
+		return &Error{Code: CodeApprovalDenied, Tool: tool, Message: fmt.Sprintf("no approval for %s within %v (approval.timeout); the call was not made", tool, timeout)}
+	case ApprovalNoClient:
+		return &Error{Code: CodeApprovalRequired, Tool: tool, Message: fmt.Sprintf("%s needs a person's approval, and this client cannot show approval prompts (MCP elicitation); "+
+			"use a client that supports elicitation, or have the operator change the policy for this tool", tool)}
+	default:
+		return &Error{Code: CodeApprovalRequired, Tool: tool, Message: fmt.Sprintf("the approval prompt for %s could not be shown; the call was not made", tool)}
+	}
+}
+
+// Audited is the outcome as the audit log records it.
+func (o ApprovalOutcome) Audited() string {
+	if o == approvalSession {
+		return string(ApprovalApproved)
+	}
+	return string(o)
+}
+
+// ForSession reports whether the person approved the tool for the rest of
+// the session.
+func (o ApprovalOutcome) ForSession() bool { return o == approvalSession }

@@ -1,0 +1,224 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+		"sync/atomic"
+
+	"github.com/codecall-go/codecall/catalog"
+)
+
+// Call is one tool call to decide: who asks, by which path, with what.
+type Call struct {
+	// Tool is the name as the caller wrote it; it resolves byte for byte.
+	Tool string
+	// Via is the path: ViaExecute, ViaInvoke or ViaDirect.
+	Via Via
+	// Args are the call's arguments. The policy sees them unredacted.
+	Args map[string]any
+	// SessionID is the MCP session, "" when the transport has none.
+	SessionID string
+	// Run identifies the plan making the call (ViaExecute only).
+	Run *RunInfo
+	// Context is codecall.execute's context object (ViaExecute only).
+	Context map[string]any
+}
+
+// RunInfo identifies the plan a call comes from.
+type RunInfo struct {
+	ID           string
+	ScriptSHA256 string
+	CallIndex    int
+}
+
+// ToolDocument is the input.tool document of the policy input for t; see
+// README "Policy input". Hints are always booleans: an unset hint carries
+// the MCP default, and explicit says which were set on purpose (hints that
+// mcp.NewTool filled in by default are not).
+func ToolDocument(t *catalog.Tool) map[string]any {
+	a := t.Annotations
+	explicit := map[string]any{}
+	hint := func(name string, v *bool, def bool) bool {
+		explicit[name] = v != nil && !a.Defaulted
+		if v == nil {
+			return def
+		}
+		return *v
+	}
+	tags := make([]any, len(t.Tags))
+	for i, tag := range t.Tags {
+		tags[i] = tag
+	}
+	return map[string]any{
+		"name": t.Name, "title": t.Title, "appId": t.AppID, "source": string(t.Source), "tags": tags,
+		"annotations": map[string]any{
+			"readOnlyHint":    hint("readOnlyHint", a.ReadOnlyHint, false),
+			"destructiveHint": hint("destructiveHint", a.DestructiveHint, true),
+			"idempotentHint":  hint("idempotentHint", a.IdempotentHint, false),
+			"openWorldHint":   hint("openWorldHint", a.OpenWorldHint, true),
+			"explicit":        explicit,
+		},
+		"requiresApproval": t.RequiresApproval,
+	}
+}
+
+// InputDocument is the whole policy input for one call of t.
+func InputDocument(t *catalog.Tool, c Call) map[string]any {
+	args := c.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	ctxDoc := c.Context
+	if ctxDoc == nil {
+		ctxDoc = map[string]any{}
+	}
+	run := map[string]any{}
+	if c.Run != nil {
+		run = map[string]any{"id": c.Run.ID, "scriptSha256": c.Run.ScriptSHA256, "callIndex": c.Run.CallIndex}
+	}
+	return map[string]any{
+		"tool": ToolDocument(t), "args": args, "via": string(c.Via),
+		"session": map[string]any{"id": c.SessionID}, "run": run, "context": ctxDoc,
+	}
+}
+
+// DefaultDecision is the built-in policy, used when no Rego policy is
+// configured:
+//   - a tool marked requiresApproval (metadata or config) needs approval;
+//   - a tool whose author set readOnlyHint: true runs;
+//   - a tool whose author set destructiveHint: false runs;
+//   - every other tool needs approval, including tools whose hints are only
+//     mcp.NewTool's defaults (destructiveHint: true unless the author said
+//     otherwise) and tools with no hints at all.
+func DefaultDecision(t *catalog.Tool) Decision {
+	a := t.Annotations
+	set := func(v *bool) (bool, bool) {
+		if v == nil || a.Defaulted {
+			return false, false
+		}
+		return *v, true
+	}
+	switch ro, roSet := set(a.ReadOnlyHint); {
+	case t.RequiresApproval:
+		return Decision{Allow: true, RequireApproval: true, Reason: "the tool is marked requiresApproval"}
+	case roSet && ro:
+		return Decision{Allow: true, Reason: "read-only tool"}
+	}
+	destructive, destructiveSet := set(a.DestructiveHint)
+	switch {
+	case destructiveSet && !destructive:
+		return Decision{Allow: true, Reason: "the tool's author marked it non-destructive"}
+	case destructiveSet:
+		return Decision{Allow: true, RequireApproval: true, Reason: "the tool is marked destructive"}
+	default:
+		return Decision{Allow: true, RequireApproval: true, Reason: "the tool does not say it is read-only or non-destructive"}
+	}
+}
+
+// Policies holds the policy in force: a Rego Engine, or the built-in
+// default when none is configured. Swapping is atomic, so every decision
+// is made by exactly one policy; a call that started on the old policy
+// finishes on it.
+type Policies struct {
+	cur atomic.Pointer[Engine]
+}
+
+type neverKey struct {
+	engine *Engine
+	tool   string
+}
+
+// NewPolicies returns a holder with e in force; e may be nil for the
+// built-in default.
+func NewPolicies(e *Engine) *Policies {
+	p := &Policies{}
+	p.cur.Store(e)
+	return p
+}
+
+// Engine returns the engine in force, nil for the built-in default.
+func (p *Policies) Engine() *Engine {
+	if p == nil {
+		return nil
+	}
+	return p.cur.Load()
+}
+
+// Swap puts e in force and returns the previous engine.
+func (p *Policies) Swap(e *Engine) *Engine {
+	return p.cur.Swap(e)
+}
+
+// Outcome is a decided call: the tool it resolved to, the decision, and
+// whether approval is needed after all rules.
+type Outcome struct {
+	Tool     *catalog.Tool
+	Decision Decision
+	// Policy names what decided: "default" or the Rego query.
+	Policy string
+	// EvalErr is a failure of the policy itself (logged; the call is
+	// denied).
+	EvalErr error
+}
+
+// NeedsApproval reports whether a person must approve the call.
+func (o *Outcome) NeedsApproval() bool { return o.Decision.Allow && o.Decision.RequireApproval }
+
+// Decide runs the whole gate for one call: the access rules of Authorize,
+// then the policy. A tool marked requiresApproval needs approval whatever
+// a policy says (a policy can deny it, never waive its approval). The
+// returned error is an *Error: NOT_FOUND or ACCESS_DENIED (with the
+// policy's reason); on success the Outcome says whether to ask for
+// approval. The Outcome is returned with the error too when the policy
+// denied, for auditing.
+func (g *Gate) Decide(ctx context.Context, snap *catalog.Snapshot, c Call) (*Outcome, error) {
+	t, err := g.Authorize(ctx, snap, Request{Tool: c.Tool, Via: c.Via})
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Tool: t, Policy: "default"}
+	if e := g.policies.Engine(); e != nil {
+		out.Policy = e.query
+		out.Decision, out.EvalErr = e.Decide(ctx, InputDocument(t, c))
+		if t.RequiresApproval && out.Decision.Allow {
+			out.Decision.RequireApproval = true
+		}
+	} else {
+		out.Decision = DefaultDecision(t)
+	}
+	if !out.Decision.Allow {
+		reason := out.Decision.Reason
+		if reason == "" {
+			reason = "the policy denies this call"
+		}
+		return out, &Error{Code: CodeAccessDenied, Tool: c.Tool, Message: fmt.Sprintf("policy denied %s: %s", c.Tool, reason), Reason: reason}
+	}
+	return out, nil
+}
+
+// Discoverable reports whether search and describe may show t: always,
+// unless policy.filterDiscovery is on and the policy denies every call of
+// t whatever the arguments.
+func (g *Gate) Discoverable(ctx context.Context, t *catalog.Tool) bool {
+	if !g.filterDiscovery {
+		return true
+	}
+	e := g.policies.Engine()
+	if e == nil {
+		return true
+	}
+	key := neverKey{e, t.Name}
+	if v, ok := g.never.Load(key); ok {
+		return !v.(bool)
+	}
+	never := e.NeverAllows(ctx, ToolDocument(t))
+	g.never.Store(key, never)
+	return !never
+}
+
+// IsDenied reports whether err is a refusal by the gate or the policy.
+func IsDenied(err error) bool {
+	var pe *Error
+	return errors.As(err, &pe) && (pe.Code == CodeAccessDenied || pe.Code == CodeNotFound)
+}
