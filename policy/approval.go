@@ -24,12 +24,12 @@ type ApprovalOutcome string
 
 // The approval outcomes.
 const (
-	ApprovalApproved ApprovalOutcome = "approved"     // approved for this call
-	ApprovalTrusted  ApprovalOutcome = "trusted"      // approved earlier in this session, for the session
-	ApprovalDenied   ApprovalOutcome = "denied"       // the person declined or cancelled
-	ApprovalExpired  ApprovalOutcome = "expired"      // no answer within approval.timeout
-	ApprovalNoClient ApprovalOutcome = "unavailable"  // the client cannot show an approval prompt
-	ApprovalFailed   ApprovalOutcome = "failed"       // the prompt could not be shown or read
+	ApprovalApproved ApprovalOutcome = "approved"    // approved for this call
+	ApprovalTrusted  ApprovalOutcome = "trusted"     // approved earlier in this session, for the session
+	ApprovalDenied   ApprovalOutcome = "denied"      // the person declined or cancelled
+	ApprovalExpired  ApprovalOutcome = "expired"     // no answer within approval.timeout
+	ApprovalNoClient ApprovalOutcome = "unavailable" // the client cannot show an approval prompt
+	ApprovalFailed   ApprovalOutcome = "failed"      // the prompt could not be shown or read
 	approvalSession  ApprovalOutcome = "approved_for_session"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-		"sync/atomic"
+	"sync/atomic"
 
 	"github.com/codecall-go/codecall/catalog"
 )
