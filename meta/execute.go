@@ -3,6 +3,7 @@ package meta
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,10 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 	st, release := h.env.Acquire(ctx)
 	defer release()
+	scriptSHA := sha256Hex(in.Script)
+	if state := req.Params.RequestState; state != "" {
+		return h.resume(ctx, st, req, state, scriptSHA), nil
+	}
 	limits := st.Config.VM
 	runID := newRunID()
 
@@ -93,11 +98,97 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		}
 		planContext = b
 	}
+	// The plan runs on its own goroutine, detached from this request: a
+	// 2026-07-28 client answers an approval prompt with a new request, and
+	// the plan must outlive this one to hear it. await ties the run to
+	// whichever request is waiting for it.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	pr := &pausedRun{session: SessionID(ctx), scriptSHA: scriptSHA, cancel: cancel,
+		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk)}
 	host := &planHost{env: h.env, st: st, names: NamesFor(st.Config), allowed: allowed, reqCtx: ctx, runID: runID,
-		progress: progressToken(req)}
-	res := vm.Run(ctx, checked, host, vm.Options{RunID: runID, Limits: limits, Context: planContext})
-	return result(res, res.Status != vm.StatusOK), nil
+		progress: progressToken(req), session: pr.session, scriptSHA: scriptSHA, planContext: in.Context}
+	if server.IsModernRequest(ctx) {
+		host.pause = pr.pause
+	}
+	go func() {
+		defer cancel()
+		pr.done <- vm.Run(runCtx, checked, host, vm.Options{RunID: runID, Limits: limits, Context: planContext})
+	}()
+	return h.await(ctx, st, pr), nil
 }
+
+// await waits for the run's end, or for a call that needs a 2026-07-28
+// client's approval, which it turns into an input request.
+func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) *mcp.CallToolResult {
+	select {
+	case res := <-pr.done:
+		return result(res, res.Status != vm.StatusOK)
+	case ask := <-pr.asks:
+		token, prompt := st.Approvals.Begin(ask.req)
+		pr.current = ask
+		pr.expires = time.Now().Add(st.Approvals.Timeout() + st.Config.VM.Timeout)
+		if !st.Paused.put(token, pr) {
+			ask.reply <- policy.ApprovalNoClient
+			return h.await(ctx, st, pr)
+		}
+		return policy.InputRequired(token, prompt)
+	case <-ctx.Done():
+		pr.cancel()
+		res := <-pr.done
+		return result(res, res.Status != vm.StatusOK)
+	}
+}
+
+// resume delivers a 2026-07-28 client's answer to the plan paused under
+// state and waits for what the plan does next.
+func (h *handlers) resume(ctx context.Context, st *State, req mcp.CallToolRequest, state, scriptSHA string) *mcp.CallToolResult {
+	pr := st.Paused.take(state)
+	switch {
+	case pr == nil:
+		return invalid("requestState", "no plan is waiting for this answer: the approval expired or was already answered; run the plan again without requestState")
+	case pr.session != SessionID(ctx) || pr.scriptSHA != scriptSHA:
+		// Not the client, or not the plan, the prompt was for: the plan
+		// keeps waiting for the right answer.
+		st.Paused.put(state, pr)
+		return invalid("requestState", "this answer belongs to another session or another script; resend the same script with the requestState you were given")
+	}
+	outcome, answered := st.Approvals.Resume(state, req.Params.InputResponses, pr.current.req)
+	if !answered {
+		outcome = policy.ApprovalDenied
+	}
+	pr.current.reply <- outcome
+	return h.await(ctx, st, pr)
+}
+
+// pause is a planHost's way to ask a 2026-07-28 client: it hands the ask
+// to the waiting execute request and blocks until the answer, at most the
+// approval timeout.
+func (pr *pausedRun) pause(ctx context.Context, req policy.ApprovalRequest, timeout time.Duration) policy.ApprovalOutcome {
+	ask := &approvalAsk{req: req, reply: make(chan policy.ApprovalOutcome, 1)}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case pr.asks <- ask:
+	case <-timer.C:
+		return policy.ApprovalExpired
+	case <-ctx.Done():
+		return policy.ApprovalDenied
+	}
+	select {
+	case o := <-ask.reply:
+		return o
+	case <-timer.C:
+		return policy.ApprovalExpired
+	case <-ctx.Done():
+		return policy.ApprovalDenied
+	}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -126,6 +217,14 @@ type planHost struct {
 	runID    string
 	progress mcp.ProgressToken
 	events   atomic.Int64
+
+	session     string
+	scriptSHA   string
+	planContext map[string]any
+	calls       atomic.Int64
+	// pause asks a 2026-07-28 client through the waiting execute request;
+	// nil for older clients, which are asked with an elicitation.
+	pause func(ctx context.Context, req policy.ApprovalRequest, timeout time.Duration) policy.ApprovalOutcome
 }
 
 func (p *planHost) authorize(ctx context.Context, name string) (*policy.Error, bool) {
@@ -152,6 +251,18 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 	if pe, ok := p.authorize(ctx, name); !ok {
 		return nil, pe
 	}
+	call := policy.Call{Tool: name, Via: policy.ViaExecute, Args: input, SessionID: p.session, Context: p.planContext,
+		Run: &policy.RunInfo{ID: p.runID, ScriptSHA256: p.scriptSHA, CallIndex: int(p.calls.Add(1))}}
+	out, err := p.st.Gate.Decide(ctx, p.st.Catalog, call)
+	p.st.observeDecision(ctx, call, out, err)
+	if err != nil {
+		return nil, err
+	}
+	if out.NeedsApproval() {
+		if perr := p.approve(ctx, call, out); perr != nil {
+			return nil, perr
+		}
+	}
 	p.toolEvent(ctx, name, "started")
 	res, err := p.env.Call(ctx, p.st, name, input, policy.ViaExecute)
 	if err != nil {
@@ -171,11 +282,39 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 		return nil, rerr
 	}
 	p.toolEvent(ctx, name, "finished")
-	out, err := Unwrap(res)
+	raw, err := Unwrap(res)
 	if err != nil {
 		return nil, &policy.Error{Code: policy.CodeExecution, Tool: name, Message: err.Error()}
 	}
-	return out, nil
+	return raw, nil
+}
+
+// approve asks a person to approve a plan's call. The run's clock stops
+// while the person decides.
+func (p *planHost) approve(ctx context.Context, call policy.Call, out *policy.Outcome) *policy.Error {
+	ap := p.st.Approvals
+	if ap.Trusted(call.SessionID, out.Tool.Name) {
+		p.st.observeApproval(ctx, call, out, policy.ApprovalTrusted)
+		return nil
+	}
+	areq := policy.ApprovalRequest{Tool: out.Tool, Args: call.Args, Via: call.Via, SessionID: call.SessionID, Reason: out.Decision.Reason}
+	resume := vm.SuspendClock(ctx)
+	defer resume()
+	var outcome policy.ApprovalOutcome
+	switch {
+	case p.pause != nil && !policy.CanElicit(p.reqCtx):
+		outcome = policy.ApprovalNoClient
+	case p.pause != nil:
+		outcome = p.pause(ctx, areq, ap.Timeout())
+	default:
+		var err error
+		outcome, err = ap.Ask(p.reqCtx, server.ServerFromContext(p.reqCtx), areq)
+		if err != nil {
+			p.st.logger().Warn("codecall: approval prompt failed", "tool", call.Tool, "error", err)
+		}
+	}
+	p.st.observeApproval(ctx, call, out, outcome)
+	return policy.ApprovalError(call.Tool, outcome, ap.Timeout())
 }
 
 // Unwrap applies DESIGN.md's rules to a tool result: structuredContent when

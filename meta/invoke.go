@@ -32,10 +32,14 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		return toolError(in.Tool, &policy.Error{Code: policy.CodeSelfReference, Tool: in.Tool,
 			Message: "codecall.invoke cannot call a CodeCall meta-tool; call the tool itself"}), nil
 	}
-	tool, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: in.Tool, Via: policy.ViaInvoke})
-	if err != nil {
+	out, ask, err := Admit(ctx, st, req, policy.Call{Tool: in.Tool, Via: policy.ViaInvoke, Args: in.Input, SessionID: SessionID(ctx)})
+	switch {
+	case err != nil:
 		return toolError(in.Tool, err), nil
+	case ask != nil:
+		return ask, nil
 	}
+	tool := out.Tool
 	res, err := h.env.Call(ctx, st, in.Tool, in.Input, policy.ViaInvoke)
 	if err != nil {
 		return toolError(in.Tool, err), nil
@@ -80,7 +84,7 @@ func ResultText(res *mcp.CallToolResult) string {
 func toolError(tool string, err error) *mcp.CallToolResult {
 	body := ToolErrorBody{Source: "tool", ToolName: tool, Code: policy.CodeExecution, Message: err.Error()}
 	if pe, ok := asPolicyError(err); ok {
-		body.Code, body.Message = pe.Code, pe.Message
+		body.Code, body.Message, body.Reason = pe.Code, pe.Message, pe.Reason
 	}
 	return result(ToolErrorResult{Status: "tool_error", Error: body}, true)
 }

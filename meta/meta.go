@@ -6,6 +6,7 @@ package meta
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -27,6 +28,15 @@ type State struct {
 	Catalog *catalog.Snapshot
 	Index   Searcher
 	Gate    *policy.Gate
+
+	// The fields below live as long as the server, across generations.
+
+	// Approvals asks people to approve calls and remembers session trust.
+	Approvals *policy.Approvals
+	// Paused holds plans waiting for a 2026-07-28 client's approval answer.
+	Paused *PausedRuns
+	// Logger receives decisions that deny and policy failures.
+	Logger *slog.Logger
 }
 
 // Env is what the meta-tools need from the composition root.
@@ -84,6 +94,7 @@ type ToolErrorBody struct {
 	ToolName string         `json:"toolName"`
 	Code     policy.Code    `json:"code"`
 	Message  string         `json:"message"`
+	Reason   string         `json:"reason,omitempty"`
 	Details  map[string]any `json:"details,omitempty"`
 }
 

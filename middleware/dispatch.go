@@ -75,12 +75,21 @@ func (c *CodeCall) gate(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			}
 			return next(ctx, req)
 		}
-		via := policy.ViaDirect
 		if ic != nil {
-			via = ic.via
+			// Made by a meta-tool, which ran the whole gate (policy and
+			// approval included) before sending it; this re-checks access
+			// in case the catalog changed under it.
+			if _, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: name, Via: ic.via}); err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			return next(ctx, req)
 		}
-		if _, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: name, Via: via}); err != nil {
+		_, ask, err := meta.Admit(ctx, st, req, policy.Call{Tool: name, Via: policy.ViaDirect, Args: req.GetArguments(), SessionID: meta.SessionID(ctx)})
+		switch {
+		case err != nil:
 			return mcp.NewToolResultError(err.Error()), nil
+		case ask != nil:
+			return ask, nil
 		}
 		return next(ctx, req)
 	}

@@ -50,6 +50,14 @@ type CodeCall struct {
 	metaNames  []string
 	closed     bool
 
+	// Long-lived policy state, shared by every generation.
+	policies    *policy.Policies
+	approvals   *policy.Approvals
+	paused      *meta.PausedRuns
+	policyKey   string             // paths and query of the policy in force; guarded by mu
+	policyWatch context.CancelFunc // stops the policy watcher; guarded by mu
+	bgCtx       context.Context
+
 	cur       atomic.Pointer[generation]
 	stop      context.CancelFunc
 	done      chan struct{}
@@ -112,7 +120,14 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &CodeCall{srv: srv, opts: o, log: o.logger, cfg: cfg, dirty: true, done: make(chan struct{})}
+	c := &CodeCall{srv: srv, opts: o, log: o.logger, cfg: cfg, dirty: true, done: make(chan struct{}),
+		policies:  policy.NewPolicies(nil),
+		approvals: policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust),
+		paused:    meta.NewPausedRuns(),
+	}
+	if err := c.loadPolicy(context.Background(), cfg); err != nil {
+		return nil, fmt.Errorf("codecall: %w", err)
+	}
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	c.idBase = hex.EncodeToString(id[:])
@@ -138,8 +153,52 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
+	c.mu.Lock()
+	c.bgCtx = ctx
+	c.watchPolicyLocked()
+	c.mu.Unlock()
 	go c.background(ctx)
 	return c, nil
+}
+
+func policyKey(cfg presets.Config) string {
+	return fmt.Sprintf("%q %q", cfg.Policy.Paths, cfg.Policy.Query)
+}
+
+// loadPolicy loads the Rego policy cfg names and puts it in force; with no
+// paths the built-in default policy applies.
+func (c *CodeCall) loadPolicy(ctx context.Context, cfg presets.Config) error {
+	var e *policy.Engine
+	if len(cfg.Policy.Paths) > 0 {
+		var err error
+		if e, err = policy.LoadEngine(ctx, cfg.Policy.Paths, cfg.Policy.Query); err != nil {
+			return err
+		}
+		c.log.Info("codecall: policy loaded", "files", len(e.Files()), "query", e.Query())
+	}
+	c.policies.Swap(e)
+	c.policyKey = policyKey(cfg)
+	return nil
+}
+
+// watchPolicyLocked (re)starts the watcher of the policy files, when the
+// config names any and reloading is on.
+func (c *CodeCall) watchPolicyLocked() {
+	if c.policyWatch != nil {
+		c.policyWatch()
+		c.policyWatch = nil
+	}
+	if len(c.cfg.Policy.Paths) == 0 || !c.opts.watch || c.bgCtx == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(c.bgCtx)
+	c.policyWatch = cancel
+	paths, query := c.cfg.Policy.Paths, c.cfg.Policy.Query
+	go func() {
+		if err := policy.WatchPolicies(ctx, paths, query, c.policies, c.log, nil); err != nil && ctx.Err() == nil {
+			c.log.Warn("codecall: policy reload is off", "error", err)
+		}
+	}()
 }
 
 func initialConfig(o options) (presets.Config, error) {
@@ -211,9 +270,17 @@ func (c *CodeCall) applyConfig(cfg presets.Config) {
 	if c.closed {
 		return
 	}
+	if policyKey(cfg) != c.policyKey {
+		if err := c.loadPolicy(c.bgCtx, cfg); err != nil {
+			c.log.Warn("codecall: reloaded config not applied: its policy does not load; the last good config and policy keep serving", "error", err)
+			return
+		}
+	}
+	c.approvals.Configure(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust)
 	c.cfg = cfg
 	c.cfgChanged = true
 	c.dirty = true
+	c.watchPolicyLocked()
 	if err := c.rebuildLocked(); err != nil {
 		c.log.Warn("codecall: reloaded config not applied", "error", err)
 		return
@@ -297,7 +364,7 @@ func (c *CodeCall) rebuildLocked() error {
 	if old != nil && old.fingerprint == fp && !c.cfgChanged {
 		return nil
 	}
-	gate, err := policy.NewGate(cfg)
+	gate, err := policy.NewGate(cfg, policy.WithPolicies(c.policies))
 	if err != nil {
 		return err
 	}
@@ -317,7 +384,8 @@ func (c *CodeCall) rebuildLocked() error {
 		return fmt.Errorf("codecall: building the search index: %w", err)
 	}
 	g := &generation{
-		state:       meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate},
+		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate,
+			Approvals: c.approvals, Paused: c.paused, Logger: c.log},
 		fingerprint: fp,
 		index:       idx,
 	}

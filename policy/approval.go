@@ -109,6 +109,14 @@ func NewApprovals(timeout time.Duration, sessionTrust bool, opts ...ApprovalOpti
 	return a
 }
 
+// Configure changes the timeout and the session-trust choice, e.g. after a
+// config reload; trust already granted is kept.
+func (a *Approvals) Configure(timeout time.Duration, sessionTrust bool) {
+	a.mu.Lock()
+	a.timeout, a.sessionTrust = timeout, sessionTrust
+	a.mu.Unlock()
+}
+
 // SetRedactor changes the redactor, e.g. after a config reload.
 func (a *Approvals) SetRedactor(r Redactor) {
 	a.mu.Lock()
@@ -117,7 +125,11 @@ func (a *Approvals) SetRedactor(r Redactor) {
 }
 
 // Timeout is how long a prompt waits for an answer.
-func (a *Approvals) Timeout() time.Duration { return a.timeout }
+func (a *Approvals) Timeout() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.timeout
+}
 
 // Trusted reports whether the person approved tool for the whole session
 // earlier. Calls without a session are never trusted.
@@ -187,7 +199,10 @@ func (a *Approvals) Prompt(req ApprovalRequest) mcp.ElicitationParams {
 	b.WriteString("Arguments: ")
 	b.WriteString(a.argsText(req))
 	choices := []any{ChoiceApprove, ChoiceDeny}
-	if a.sessionTrust && req.SessionID != "" {
+	a.mu.Lock()
+	sessionTrust := a.sessionTrust
+	a.mu.Unlock()
+	if sessionTrust && req.SessionID != "" {
 		choices = []any{ChoiceApprove, ChoiceApproveSession, ChoiceDeny}
 	}
 	return mcp.ElicitationParams{
@@ -267,12 +282,12 @@ func (a *Approvals) Interpret(res *mcp.ElicitationResult, req ApprovalRequest) A
 	case ChoiceApprove:
 		return ApprovalApproved
 	case ChoiceApproveSession:
+		a.mu.Lock()
+		defer a.mu.Unlock()
 		if !a.sessionTrust || req.SessionID == "" {
 			return ApprovalApproved
 		}
-		a.mu.Lock()
 		a.trustLocked(req.SessionID, req.Tool.Name)
-		a.mu.Unlock()
 		return approvalSession
 	default:
 		return ApprovalDenied
@@ -298,7 +313,7 @@ func (a *Approvals) Ask(ctx context.Context, srv *server.MCPServer, req Approval
 	if srv == nil || !CanElicit(ctx) {
 		return ApprovalNoClient, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.timeout)
+	ctx, cancel := context.WithTimeout(ctx, a.Timeout())
 	defer cancel()
 	res, err := srv.RequestElicitation(ctx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
@@ -322,6 +337,7 @@ func (a *Approvals) Begin(req ApprovalRequest) (token string, prompt mcp.Elicita
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	token = "cc-approval-" + hex.EncodeToString(b[:])
+	prompt = a.Prompt(req)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
@@ -337,7 +353,7 @@ func (a *Approvals) Begin(req ApprovalRequest) (token string, prompt mcp.Elicita
 		}
 	}
 	a.pending[token] = &pendingApproval{session: req.SessionID, tool: req.Tool.Name, argsDigest: argsDigest(req.Args), expires: now.Add(a.timeout)}
-	return token, a.Prompt(req)
+	return token, prompt
 }
 
 // Resume reads the answer to a prompt started with Begin. ok is false when

@@ -131,6 +131,7 @@ type ErrorInfo struct {
 	ToolName  string          `json:"toolName,omitempty"`
 	ToolInput json.RawMessage `json:"toolInput,omitempty"`
 	Code      string          `json:"code,omitempty"`
+	Reason    string          `json:"reason,omitempty"` // the policy's reason, when a policy denied the call
 	Details   json.RawMessage `json:"details,omitempty"`
 	Limit     string          `json:"limit,omitempty"`
 }

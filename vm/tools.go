@@ -46,6 +46,7 @@ type toolCall struct {
 	ok      bool
 	code    string
 	message string
+	reason  string // the policy's reason, on a policy denial
 }
 
 // inputEcho is the call's input as a tool_error reports it: the JSON the
@@ -199,6 +200,10 @@ func (r *run) record(c *toolCall) {
 		return
 	}
 	c.code, c.message = errorCode(c.err)
+	var pe *policy.Error
+	if errors.As(c.err, &pe) {
+		c.reason = clip(pe.Reason, maxErrorMessageBytes)
+	}
 }
 
 // settle resolves or rejects the call's promise. v is the parsed result when
@@ -218,6 +223,9 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 		r.defineData(e, "name", r.rt.ToValue("ToolError"))
 		r.defineData(e, "toolName", r.rt.ToValue(c.name))
 		r.defineData(e, "code", r.rt.ToValue(c.code))
+		if c.reason != "" {
+			r.defineData(e, "reason", r.rt.ToValue(c.reason))
+		}
 		if r.toolErrors == nil {
 			r.toolErrors = make(map[*goja.Object]*toolCall)
 		}
@@ -227,6 +235,9 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 		detail := r.rt.NewObject()
 		r.defineData(detail, "code", r.rt.ToValue(c.code))
 		r.defineData(detail, "message", r.rt.ToValue(c.message))
+		if c.reason != "" {
+			r.defineData(detail, "reason", r.rt.ToValue(c.reason))
+		}
 		o := r.rt.NewObject()
 		r.defineData(o, "ok", r.rt.ToValue(false))
 		r.defineData(o, "error", detail)

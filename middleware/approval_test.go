@@ -1,0 +1,307 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// approvalShop is a server whose tools cover the built-in policy's cases; it
+// counts the calls that reach each handler.
+type approvalShop struct {
+	srv   *server.MCPServer
+	cc    *middleware.CodeCall
+	calls sync.Map // tool name -> *atomic.Int64
+}
+
+func (s *approvalShop) count(name string) int64 {
+	v, _ := s.calls.LoadOrStore(name, new(atomic.Int64))
+	return v.(*atomic.Int64).Load()
+}
+
+func newApprovalShop(t *testing.T, mut func(*presets.Config)) *approvalShop {
+	t.Helper()
+	s := &approvalShop{srv: server.NewMCPServer("shop", "1.0.0", server.WithToolCapabilities(true), server.WithElicitation())}
+	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		v, _ := s.calls.LoadOrStore(req.Params.Name, new(atomic.Int64))
+		v.(*atomic.Int64).Add(1)
+		return mcp.NewToolResultText(fmt.Sprintf(`{"tool":%q,"ok":true}`, req.Params.Name)), nil
+	}
+	hints := func(readOnly, destructive bool) []mcp.ToolOption {
+		return []mcp.ToolOption{
+			mcp.WithReadOnlyHintAnnotation(readOnly), mcp.WithDestructiveHintAnnotation(destructive),
+			mcp.WithIdempotentHintAnnotation(readOnly), mcp.WithOpenWorldHintAnnotation(false),
+			mcp.WithString("id"), mcp.WithString("password"),
+		}
+	}
+	s.srv.AddTool(mcp.NewTool("shop.list_orders", hints(true, false)...), handler)
+	s.srv.AddTool(mcp.NewTool("shop.update_note", hints(false, false)...), handler)
+	s.srv.AddTool(mcp.NewTool("shop.delete_order", mcp.WithString("id"), mcp.WithString("password")), handler) // hints left to mcp.NewTool
+	s.srv.AddTool(catalog.SetMeta(mcp.NewTool("shop.charge", hints(false, false)...), catalog.Meta{RequiresApproval: catalog.Bool(true)}), handler)
+	cfg := presets.Default()
+	cfg.DirectCalls.Enabled = true
+	cfg.Approval.Timeout = 300 * time.Millisecond
+	cfg.Tools = map[string]presets.ToolOverride{"shop.*": {VisibleInListTools: catalog.Bool(true)}}
+	if mut != nil {
+		mut(&cfg)
+	}
+	cc, err := middleware.Wrap(s.srv, middleware.WithConfig(cfg), middleware.WithoutReload())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	s.cc = cc
+	return s
+}
+
+// elicitor answers approval prompts as a person would.
+type elicitor struct {
+	answer   string        // approve, approve_for_session, deny, decline
+	delay    time.Duration // time the person takes
+	prompts  atomic.Int64
+	mu       sync.Mutex
+	messages []string
+}
+
+func (e *elicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	e.prompts.Add(1)
+	e.mu.Lock()
+	e.messages = append(e.messages, req.Params.Message)
+	e.mu.Unlock()
+	if e.delay > 0 {
+		select {
+		case <-time.After(e.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	res := &mcp.ElicitationResult{}
+	if e.answer == "decline" {
+		res.Action = mcp.ElicitationResponseActionDecline
+		return res, nil
+	}
+	res.Action = mcp.ElicitationResponseActionAccept
+	res.Content = map[string]any{"decision": e.answer}
+	return res, nil
+}
+
+// approvalClient connects to srv as a client of one protocol era, with or
+// without an elicitation handler.
+func approvalClient(t *testing.T, srv *server.MCPServer, modern bool, e *elicitor) *client.Client {
+	t.Helper()
+	var topts []transport.InProcessOption
+	var copts []client.ClientOption
+	if e != nil {
+		topts = append(topts, transport.WithElicitationHandler(e))
+		copts = append(copts, client.WithElicitationHandler(e))
+	}
+	if !modern {
+		copts = append(copts, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
+	}
+	c := client.NewClient(transport.NewInProcessTransportWithOptions(srv, topts...), copts...)
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "approval-test", Version: "1"}
+	if e != nil {
+		req.Params.Capabilities.Elicitation = &mcp.ElicitationCapability{}
+	}
+	if modern {
+		req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	} else {
+		req.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// callVia calls tool through one path and returns the error code the
+// caller sees ("" when the call ran).
+func callVia(t *testing.T, c *client.Client, via, tool string, args map[string]any) string {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	switch via {
+	case "direct":
+		req.Params.Name, req.Params.Arguments = tool, args
+	case "invoke":
+		req.Params.Name, req.Params.Arguments = "codecall.invoke", map[string]any{"tool": tool, "input": args}
+	case "execute":
+		in, _ := json.Marshal(args)
+		req.Params.Name = "codecall.execute"
+		req.Params.Arguments = map[string]any{"script": fmt.Sprintf("return await callTool(%q, %s);", tool, in)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", via, tool, err)
+	}
+	text := ""
+	for _, b := range res.Content {
+		if tc, ok := mcp.AsTextContent(b); ok {
+			text += tc.Text
+		}
+	}
+	if !res.IsError {
+		return ""
+	}
+	if via == "direct" {
+		code, _, _ := strings.Cut(text, ":")
+		return code
+	}
+	var body struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(text), &body); err != nil || body.Error.Code == "" {
+		t.Fatalf("%s %s: unexpected error result %s", via, tool, text)
+	}
+	return body.Error.Code
+}
+
+var paths = []string{"direct", "invoke", "execute"}
+
+// TestBuiltInPolicy checks the default policy on every path, for both
+// protocol eras, with a client that cannot be asked.
+func TestBuiltInPolicy(t *testing.T) {
+	s := newApprovalShop(t, nil)
+	for _, modern := range []bool{false, true} {
+		c := approvalClient(t, s.srv, modern, nil)
+		for _, via := range paths {
+			for tool, want := range map[string]string{
+				"shop.list_orders":  "",                  // read-only on purpose
+				"shop.update_note":  "",                  // non-destructive on purpose
+				"shop.delete_order": "APPROVAL_REQUIRED", // hints only mcp.NewTool's defaults
+				"shop.charge":       "APPROVAL_REQUIRED", // requiresApproval in metadata
+			} {
+				if got := callVia(t, c, via, tool, map[string]any{"id": "o1"}); got != want {
+					t.Errorf("modern=%v %s %s: code %q, want %q", modern, via, tool, got, want)
+				}
+			}
+		}
+	}
+	if n := s.count("shop.delete_order") + s.count("shop.charge"); n != 0 {
+		t.Errorf("%d calls that needed approval ran", n)
+	}
+}
+
+// TestApprovalFlows runs every approval answer through every path for
+// both protocol eras: a legacy client is asked with a server-initiated
+// elicitation, a 2026-07-28 client with a multi-round-trip input request
+// (for a plan: paused in callTool and resumed when the client calls again).
+func TestApprovalFlows(t *testing.T) {
+	tests := []struct {
+		name      string
+		answer    string
+		delay     time.Duration
+		wantCode  string
+		wantRuns  int64 // handler calls after two calls
+		wantAsked int64 // prompts shown for two calls
+	}{
+		{"approve", "approve", 0, "", 2, 2},
+		{"deny", "deny", 0, "APPROVAL_DENIED", 0, 2},
+		{"decline", "decline", 0, "APPROVAL_DENIED", 0, 2},
+		{"trust for session", "approve_for_session", 0, "", 2, 1},
+		{"timeout", "approve", time.Second, "APPROVAL_DENIED", 0, 2},
+	}
+	for _, modern := range []bool{false, true} {
+		for _, via := range paths {
+			for _, tt := range tests {
+				t.Run(fmt.Sprintf("modern=%v/%s/%s", modern, via, tt.name), func(t *testing.T) {
+					t.Parallel()
+					s := newApprovalShop(t, nil)
+					e := &elicitor{answer: tt.answer, delay: tt.delay}
+					c := approvalClient(t, s.srv, modern, e)
+					for i := range 2 {
+						if got := callVia(t, c, via, "shop.delete_order", map[string]any{"id": "o1", "password": "hunter2"}); got != tt.wantCode {
+							t.Fatalf("call %d: code %q, want %q", i, got, tt.wantCode)
+						}
+					}
+					if got := s.count("shop.delete_order"); got != tt.wantRuns {
+						t.Errorf("handler ran %d times, want %d", got, tt.wantRuns)
+					}
+					if got := e.prompts.Load(); got != tt.wantAsked {
+						t.Errorf("%d prompts, want %d", got, tt.wantAsked)
+					}
+					e.mu.Lock()
+					defer e.mu.Unlock()
+					for _, m := range e.messages {
+						if !strings.Contains(m, "shop.delete_order") || !strings.Contains(m, "possibly destructive") {
+							t.Errorf("prompt does not name the tool and its risk: %q", m)
+						}
+						if strings.Contains(m, "hunter2") {
+							t.Errorf("prompt shows a secret: %q", m)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSessionTrustStaysInSession checks that trust granted in one session
+// does not approve calls in another.
+func TestSessionTrustStaysInSession(t *testing.T) {
+	s := newApprovalShop(t, nil)
+	trusting := &elicitor{answer: "approve_for_session"}
+	c1 := approvalClient(t, s.srv, false, trusting)
+	if code := callVia(t, c1, "invoke", "shop.delete_order", map[string]any{"id": "1"}); code != "" {
+		t.Fatalf("first session: %s", code)
+	}
+	other := &elicitor{answer: "deny"}
+	c2 := approvalClient(t, s.srv, false, other)
+	if code := callVia(t, c2, "invoke", "shop.delete_order", map[string]any{"id": "1"}); code != "APPROVAL_DENIED" {
+		t.Fatalf("second session: code %q, want APPROVAL_DENIED (trust must not cross sessions)", code)
+	}
+	if other.prompts.Load() != 1 {
+		t.Fatalf("second session was not asked")
+	}
+}
+
+// TestPausedPlanKeepsItsWork checks that a plan paused for a 2026-07-28
+// client's approval resumes where it was: calls made before the prompt
+// are not made again.
+func TestPausedPlanKeepsItsWork(t *testing.T) {
+	s := newApprovalShop(t, nil)
+	c := approvalClient(t, s.srv, true, &elicitor{answer: "approve"})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "codecall.execute"
+	req.Params.Arguments = map[string]any{"script": `
+		const before = await callTool('shop.list_orders', {});
+		const del = await callTool('shop.delete_order', {id: 'o1'});
+		const after = await callTool('shop.list_orders', {});
+		return [before.ok, del.ok, after.ok];`}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("plan failed: %v", res.Content)
+	}
+	if got := s.count("shop.list_orders"); got != 2 {
+		t.Fatalf("list_orders ran %d times, want 2 (a resumed plan must not repeat its calls)", got)
+	}
+	if got := s.count("shop.delete_order"); got != 1 {
+		t.Fatalf("delete_order ran %d times, want 1", got)
+	}
+}
