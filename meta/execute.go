@@ -189,7 +189,6 @@ func sha256Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func newRunID() string {
