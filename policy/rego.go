@@ -33,7 +33,7 @@ type Engine struct {
 	query    string
 	files    []string
 	prepared rego.PreparedEvalQuery
-	partial  rego.PreparedPartialQuery
+	partial  *rego.PreparedPartialQuery // nil when the decision's shape cannot be asked about
 	loadedAt time.Time
 }
 
@@ -114,29 +114,32 @@ func LoadEngine(ctx context.Context, paths []string, query string) (*Engine, err
 	if err != nil {
 		return nil, &LoadError{Problems: loaderProblems(err)}
 	}
-	partialOpts := append(opts[:len(opts):len(opts)], rego.Query(query+".allow == true"))
-	partial, err := rego.New(partialOpts...).PrepareForPartial(ctx)
-	if err != nil {
-		return nil, &LoadError{Problems: loaderProblems(err)}
-	}
 	if err := checkDefined(ctx, prepared, query); err != nil {
 		return nil, err
 	}
-	return &Engine{query: query, files: files, prepared: prepared, partial: partial, loadedAt: time.Now()}, nil
+	e := &Engine{query: query, files: files, prepared: prepared, loadedAt: time.Now()}
+	// Discovery filtering needs "can allow ever be true?"; a decision whose
+	// shape the type checker rejects for that question is simply never
+	// filtered on (Decide still denies it at call time).
+	partialOpts := append(opts[:len(opts):len(opts)], rego.Query(query+".allow == true"))
+	if partial, err := rego.New(partialOpts...).PrepareForPartial(ctx); err == nil {
+		e.partial = &partial
+	}
+	return e, nil
 }
 
 // checkDefined catches the commonest mistake, a query that names no rule
 // of the loaded policy (a typo in the package or rule name), at load time
 // rather than as a denial of every call.
 func checkDefined(ctx context.Context, prepared rego.PreparedEvalQuery, query string) error {
-	ref := ast.MustParseRef(query)
 	for _, m := range prepared.Modules() {
+		pkg := m.Package.Path.String()
 		for _, rule := range m.Rules {
-			full := rule.Ref().GroundPrefix()
-			if len(m.Package.Path) > 0 {
-				full = m.Package.Path.Extend(rule.Ref().GroundPrefix())
+			full := rule.Ref().GroundPrefix().String()
+			if !strings.HasPrefix(full, "data.") { // the compiler qualifies rule refs; parsed modules do not
+				full = pkg + "." + full
 			}
-			if full.HasPrefix(ref) || ref.HasPrefix(full) {
+			if full == query || strings.HasPrefix(full, query+".") || strings.HasPrefix(query, full+".") {
 				return nil
 			}
 		}
@@ -248,6 +251,9 @@ func deny(reason string) Decision { return Decision{Allow: false, Reason: reason
 // described by toolDoc, whatever its arguments, path, session, run and
 // context: partial evaluation with those unknown leaves no way to allow.
 func (e *Engine) NeverAllows(ctx context.Context, toolDoc map[string]any) bool {
+	if e.partial == nil {
+		return false
+	}
 	val, err := ast.InterfaceToValue(map[string]any{"tool": toolDoc})
 	if err != nil {
 		return false

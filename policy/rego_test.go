@@ -1,0 +1,242 @@
+package policy_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// writePolicy writes files (name -> content) into a fresh directory.
+func writePolicy(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const amountPolicy = `package codecall
+
+import rego.v1
+
+default decision := {"allow": false, "requireApproval": false, "reason": "not allowed"}
+
+decision := {"allow": true, "requireApproval": false, "reason": "read-only"} if {
+	input.tool.annotations.readOnlyHint
+	input.tool.annotations.explicit.readOnlyHint
+}
+
+decision := {"allow": true, "requireApproval": input.args.amount > data.limits.approveAbove, "reason": "charge"} if {
+	input.tool.name == "billing.charge"
+	input.args.amount <= data.limits.max
+}
+`
+
+func TestLoadEngineErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		paths func(dir string) []string
+		query string
+		want  []string // substrings of the error
+	}{
+		{"missing path", nil, func(dir string) []string { return []string{filepath.Join(dir, "nope.rego")} }, "data.codecall.decision",
+			[]string{"nope.rego", "no such file"}},
+		{"parse error names file and line", map[string]string{"p.rego": "package codecall\n\ndecision := {\n"}, nil, "data.codecall.decision",
+			[]string{"p.rego:", "rego_parse_error"}},
+		{"compile error names file and line", map[string]string{"p.rego": "package codecall\n\nimport rego.v1\n\ndecision := x if { y := 1 }\n"}, nil, "data.codecall.decision",
+			[]string{"p.rego:5", "rego_"}},
+		{"v0 syntax is refused", map[string]string{"p.rego": "package codecall\n\ndecision = {\"allow\": true} { true }\n"}, nil, "data.codecall.decision",
+			[]string{"p.rego:3"}},
+		{"query naming no rule", map[string]string{"p.rego": amountPolicy}, nil, "data.codecall.verdict",
+			[]string{"names no rule", "data.codecall.verdict"}},
+		{"no module", map[string]string{"data.json": `{"limits": {}}`}, nil, "data.codecall.decision",
+			[]string{"no .rego module"}},
+		{"bad data file", map[string]string{"p.rego": amountPolicy, "limits.json": `{"limits": `}, nil, "data.codecall.decision",
+			[]string{"limits.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writePolicy(t, tt.files)
+			paths := []string{dir}
+			if tt.paths != nil {
+				paths = tt.paths(dir)
+			}
+			_, err := policy.LoadEngine(context.Background(), paths, tt.query)
+			var le *policy.LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("err = %v, want a *policy.LoadError", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func tool(name string, opts ...mcp.ToolOption) *catalog.Tool {
+	cfg := presets.Default()
+	snap, _, err := catalog.Build([]mcp.Tool{mcp.NewTool(name, opts...)}, catalog.Options{Config: cfg, DefaultAppID: "app"})
+	if err != nil {
+		panic(err)
+	}
+	t, _ := snap.Lookup(name)
+	return t
+}
+
+func TestEngineDecide(t *testing.T) {
+	dir := writePolicy(t, map[string]string{
+		"codecall.rego":      amountPolicy,
+		"codecall_test.rego": "package codecall\n\nimport rego.v1\n\ntest_never_loaded if { false }\n",
+		"limits.yaml":        "limits:\n  approveAbove: 100\n  max: 1000\n",
+	})
+	e, err := policy.LoadEngine(context.Background(), []string{dir}, "data.codecall.decision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := strings.Join(e.Files(), ","); strings.Contains(files, "_test.rego") {
+		t.Fatalf("unit-test files must not be loaded: %s", files)
+	}
+	charge := tool("billing.charge")
+	readOnly := tool("crm.find", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false))
+	tests := []struct {
+		name string
+		tool *catalog.Tool
+		args map[string]any
+		want policy.Decision
+	}{
+		{"small charge", charge, map[string]any{"amount": 50}, policy.Decision{Allow: true, Reason: "charge"}},
+		{"large charge needs approval", charge, map[string]any{"amount": 500}, policy.Decision{Allow: true, RequireApproval: true, Reason: "charge"}},
+		{"huge charge denied", charge, map[string]any{"amount": 5000}, policy.Decision{Reason: "not allowed"}},
+		{"read-only", readOnly, nil, policy.Decision{Allow: true, Reason: "read-only"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := e.Decide(context.Background(), policy.InputDocument(tt.tool, policy.Call{Tool: tt.tool.Name, Via: policy.ViaExecute, Args: tt.args}))
+			if err != nil || got != tt.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+	// Prepared once, evaluated from many goroutines.
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 50 {
+				d, err := e.Decide(context.Background(), policy.InputDocument(charge, policy.Call{Args: map[string]any{"amount": 500}}))
+				if err != nil || !d.RequireApproval {
+					t.Errorf("concurrent decision: %+v, %v", d, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestFailClosed checks that every way a policy can fail to decide denies.
+func TestFailClosed(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy string
+		reason string
+	}{
+		{"undefined decision", "package codecall\n\nimport rego.v1\n\ndecision := {\"allow\": true} if { input.args.never }\n", "gave no decision"},
+		{"runtime error", "package codecall\n\nimport rego.v1\n\ndecision := {\"allow\": to_number(input.args.amount) > 0}\n", "failed to evaluate"},
+		{"conflicting rules", "package codecall\n\nimport rego.v1\n\ndecision := {\"allow\": true}\ndecision := {\"allow\": false} if { true }\n", "failed to evaluate"},
+		{"not an object", "package codecall\n\nimport rego.v1\n\ndecision := true\n", "malformed"},
+		{"allow not a boolean", "package codecall\n\nimport rego.v1\n\ndecision := {\"allow\": \"yes\"}\n", "malformed"},
+		{"reason not a string", "package codecall\n\nimport rego.v1\n\ndecision := {\"allow\": true, \"reason\": 7}\n", "malformed"},
+	}
+	charge := tool("billing.charge")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writePolicy(t, map[string]string{"p.rego": tt.policy})
+			e, err := policy.LoadEngine(context.Background(), []string{dir}, "data.codecall.decision")
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			d, err := e.Decide(context.Background(), policy.InputDocument(charge, policy.Call{Args: map[string]any{"amount": "lots"}}))
+			if d.Allow || err == nil || !strings.Contains(d.Reason, tt.reason) {
+				t.Fatalf("got %+v, err %v; want a denial saying %q and an error to log", d, err, tt.reason)
+			}
+		})
+	}
+}
+
+func TestNeverAllows(t *testing.T) {
+	dir := writePolicy(t, map[string]string{"p.rego": `package codecall
+
+import rego.v1
+
+default decision := {"allow": false, "reason": "default deny"}
+
+decision := {"allow": true, "reason": "crm"} if input.tool.appId == "crm"
+
+decision := {"allow": true, "reason": "small"} if {
+	input.tool.name == "billing.charge"
+	input.args.amount < 10
+}
+`})
+	e, err := policy.LoadEngine(context.Background(), []string{dir}, "data.codecall.decision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"crm.find": false, "billing.charge": false, "billing.refund": true, "admin.drop": true} {
+		tl := tool(name)
+		if got := e.NeverAllows(context.Background(), policy.ToolDocument(tl)); got != want {
+			t.Errorf("NeverAllows(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestDefaultDecision(t *testing.T) {
+	all := func(ro, destructive bool) []mcp.ToolOption {
+		return []mcp.ToolOption{mcp.WithReadOnlyHintAnnotation(ro), mcp.WithDestructiveHintAnnotation(destructive),
+			mcp.WithIdempotentHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(false)}
+	}
+	approval := tool("x.charge", all(false, false)...)
+	approval.RequiresApproval = true
+	tests := []struct {
+		name string
+		tool *catalog.Tool
+		want policy.Decision
+	}{
+		{"explicit read-only", tool("x.get", all(true, false)...), policy.Decision{Allow: true}},
+		{"explicit non-destructive", tool("x.note", all(false, false)...), policy.Decision{Allow: true}},
+		{"explicit destructive", tool("x.drop", all(false, true)...), policy.Decision{Allow: true, RequireApproval: true}},
+		{"hints left to mcp.NewTool", tool("x.delete"), policy.Decision{Allow: true, RequireApproval: true}},
+		// readOnly false, destructive true and so on are exactly mcp.NewTool's defaults: not a statement.
+		{"defaults written out", tool("x.default", mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),
+			mcp.WithIdempotentHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(true)), policy.Decision{Allow: true, RequireApproval: true}},
+		{"requiresApproval wins over non-destructive", approval, policy.Decision{Allow: true, RequireApproval: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := policy.DefaultDecision(tt.tool)
+			if got.Allow != tt.want.Allow || got.RequireApproval != tt.want.RequireApproval || got.Reason == "" {
+				t.Fatalf("got %+v, want %+v with a reason", got, tt.want)
+			}
+		})
+	}
+}
