@@ -35,6 +35,11 @@ func (s *approvalShop) count(name string) int64 {
 
 func newApprovalShop(t *testing.T, mut func(*presets.Config)) *approvalShop {
 	t.Helper()
+	return newApprovalShopWith(t, mut)
+}
+
+func newApprovalShopWith(t *testing.T, mut func(*presets.Config), opts ...middleware.Option) *approvalShop {
+	t.Helper()
 	s := &approvalShop{srv: server.NewMCPServer("shop", "1.0.0", server.WithToolCapabilities(true), server.WithElicitation())}
 	handler := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		v, _ := s.calls.LoadOrStore(req.Params.Name, new(atomic.Int64))
@@ -59,7 +64,10 @@ func newApprovalShop(t *testing.T, mut func(*presets.Config)) *approvalShop {
 	if mut != nil {
 		mut(&cfg)
 	}
-	cc, err := middleware.Wrap(s.srv, middleware.WithConfig(cfg), middleware.WithoutReload())
+	if len(cfg.Policy.Paths) == 0 {
+		opts = append(opts, middleware.WithoutReload())
+	}
+	cc, err := middleware.Wrap(s.srv, append([]middleware.Option{middleware.WithConfig(cfg)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

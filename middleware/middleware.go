@@ -188,17 +188,18 @@ func (c *CodeCall) watchPolicyLocked() {
 		c.policyWatch()
 		c.policyWatch = nil
 	}
-	if len(c.cfg.Policy.Paths) == 0 || !c.opts.watch || c.bgCtx == nil {
+	if len(c.cfg.Policy.Paths) == 0 || c.opts.noReload || c.bgCtx == nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(c.bgCtx)
 	c.policyWatch = cancel
-	paths, query := c.cfg.Policy.Paths, c.cfg.Policy.Query
-	go func() {
-		if err := policy.WatchPolicies(ctx, paths, query, c.policies, c.log, nil); err != nil && ctx.Err() == nil {
-			c.log.Warn("codecall: policy reload is off", "error", err)
-		}
-	}()
+	run, err := policy.WatchPolicies(ctx, c.cfg.Policy.Paths, c.cfg.Policy.Query, c.policies, c.log, nil)
+	if err != nil {
+		c.log.Warn("codecall: policy reload is off", "error", err)
+		cancel()
+		return
+	}
+	go run()
 }
 
 func initialConfig(o options) (presets.Config, error) {

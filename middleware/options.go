@@ -29,6 +29,7 @@ type options struct {
 	logger       *slog.Logger
 	defaultAppID string
 	watch        bool
+	noReload     bool
 }
 
 // WithConfigFile loads the configuration from a YAML file and reloads it
@@ -61,7 +62,8 @@ func WithDefaultAppID(id string) Option {
 	return func(o *options) { o.defaultAppID = id }
 }
 
-// WithoutReload turns off watching the config file given by WithConfigFile.
+// WithoutReload turns off watching files: the config file given by
+// WithConfigFile and the policy files under policy.paths.
 func WithoutReload() Option {
-	return func(o *options) { o.watch = false }
+	return func(o *options) { o.watch = false; o.noReload = true }
 }

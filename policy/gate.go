@@ -117,7 +117,12 @@ func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Reques
 			return nil, notFound
 		}
 		return t, nil
-	case ViaSearch, ViaDescribe, ViaExecute:
+	case ViaSearch, ViaDescribe:
+		if !t.Enabled || !g.Discoverable(ctx, t) {
+			return nil, notFound
+		}
+		return t, nil
+	case ViaExecute:
 		if !t.Enabled {
 			return nil, notFound
 		}

@@ -21,26 +21,64 @@ const ReloadDebounce = 200 * time.Millisecond
 // deciding finish on the old one), a broken one is logged with every
 // problem and the last good policy keeps serving. onSwap, when not nil, is
 // called after each swap.
-func WatchPolicies(ctx context.Context, paths []string, query string, p *Policies, logger *slog.Logger, onSwap func(*Engine)) error {
+//
+// The watches are in place when WatchPolicies returns; the returned run
+// function does the watching until ctx ends. A change made after the
+// policy in force was loaded and before the watches were set is picked up
+// at once.
+func WatchPolicies(ctx context.Context, paths []string, query string, p *Policies, logger *slog.Logger, onSwap func(*Engine)) (run func(), err error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer fsw.Close()
 	for _, dir := range watchDirs(paths) {
 		if err := fsw.Add(dir); err != nil {
 			logger.Warn("codecall: cannot watch policy directory", "dir", dir, "error", err)
 		}
 	}
+	var loadedAt time.Time
+	if e := p.Engine(); e != nil {
+		loadedAt = e.loadedAt
+	}
+	missed := changedSince(paths, loadedAt)
+	return func() {
+		defer fsw.Close()
+		watchLoop(ctx, fsw, paths, query, p, logger, onSwap, missed)
+	}, nil
+}
+
+// changedSince reports whether a policy file under paths was modified at
+// or after t.
+func changedSince(paths []string, t time.Time) bool {
+	changed := false
+	for _, root := range paths {
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !policyFile(d.Name()) {
+				return nil
+			}
+			if info, err := d.Info(); err == nil && !info.ModTime().Before(t) {
+				changed = true
+			}
+			return nil
+		})
+	}
+	return changed
+}
+
+func watchLoop(ctx context.Context, fsw *fsnotify.Watcher, paths []string, query string, p *Policies, logger *slog.Logger, onSwap func(*Engine), missed bool) {
 	var timer *time.Timer
 	var fire <-chan time.Time
+	if missed {
+		timer = time.NewTimer(0)
+		fire = timer.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case ev, ok := <-fsw.Events:
 			if !ok {
-				return nil
+				return
 			}
 			if ev.Op.Has(fsnotify.Create) {
 				if info, err := os.Stat(ev.Name); err == nil && info.IsDir() {
@@ -58,7 +96,7 @@ func WatchPolicies(ctx context.Context, paths []string, query string, p *Policie
 			fire = timer.C
 		case err, ok := <-fsw.Errors:
 			if !ok {
-				return nil
+				return
 			}
 			logger.Warn("codecall: policy watch error", "error", err)
 		case <-fire:

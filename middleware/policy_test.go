@@ -1,0 +1,194 @@
+package middleware_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// syncBuffer is a log sink safe for the watcher's goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func writeRego(t *testing.T, dir, body string) {
+	t.Helper()
+	// Write then rename, as editors and deploy tools do, so the watcher
+	// never reads half a file.
+	tmp := filepath.Join(dir, ".tmp")
+	if err := os.WriteFile(tmp, []byte("package codecall\n\nimport rego.v1\n\n"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "policy.rego")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const allowAll = `default decision := {"allow": true, "requireApproval": false, "reason": "open"}
+`
+
+const denyCharges = `default decision := {"allow": true, "requireApproval": false, "reason": "open"}
+
+decision := {"allow": false, "requireApproval": false, "reason": "charges are over budget"} if input.tool.name == "shop.charge"
+`
+
+const denyDeletes = `default decision := {"allow": true, "requireApproval": false, "reason": "open"}
+
+decision := {"allow": false, "requireApproval": false, "reason": "no deletes today"} if input.tool.name == "shop.delete_order"
+`
+
+func policyShop(t *testing.T, dir string, mut func(*presets.Config)) (*approvalShop, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	s := newApprovalShopWith(t, func(cfg *presets.Config) {
+		cfg.Policy.Paths = []string{dir}
+		if mut != nil {
+			mut(cfg)
+		}
+	}, middleware.WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	return s, logs
+}
+
+// TestPolicyDeniesOnEveryPath checks that a Rego denial reaches direct
+// calls, codecall.invoke and plans alike, with the policy's reason.
+func TestPolicyDeniesOnEveryPath(t *testing.T) {
+	dir := t.TempDir()
+	writeRego(t, dir, denyCharges)
+	s, _ := policyShop(t, dir, nil)
+	c := approvalClient(t, s.srv, false, nil)
+	for _, via := range paths {
+		if code := callVia(t, c, via, "shop.charge", map[string]any{"id": "1"}); code != "ACCESS_DENIED" {
+			t.Errorf("%s: code %q, want ACCESS_DENIED", via, code)
+		}
+		// The policy allows this one without approval, though the built-in
+		// default would ask: the policy, not the default, decides.
+		if code := callVia(t, c, via, "shop.delete_order", map[string]any{"id": "1"}); code != "" {
+			t.Errorf("%s: delete_order code %q, want allowed by the policy", via, code)
+		}
+	}
+	if n := s.count("shop.charge"); n != 0 {
+		t.Fatalf("a denied call ran %d times", n)
+	}
+	// The plan sees the reason.
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "codecall.execute"
+	req.Params.Arguments = map[string]any{"script": `
+		const r = await callTool('shop.charge', {id: '1'}, {throwOnError: false});
+		try { await callTool('shop.charge', {id: '1'}); } catch (e) { return [r.error, e.code, e.reason]; }`}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := mcp.GetTextFromContent(res.Content[0])
+	if !strings.Contains(text, `"reason":"charges are over budget"`) || !strings.Contains(text, `"ACCESS_DENIED","charges are over budget"`) {
+		t.Fatalf("plan did not see the policy's reason: %s", text)
+	}
+}
+
+// TestPolicyReload checks hot reload: a valid edit applies, a broken edit
+// is refused and the last good policy keeps serving.
+func TestPolicyReload(t *testing.T) {
+	dir := t.TempDir()
+	writeRego(t, dir, allowAll)
+	s, logs := policyShop(t, dir, nil)
+	c := approvalClient(t, s.srv, false, nil)
+	if code := callVia(t, c, "invoke", "shop.delete_order", nil); code != "" {
+		t.Fatalf("before the edit: %s", code)
+	}
+	writeRego(t, dir, denyDeletes)
+	waitFor(t, func() bool { return callVia(t, c, "invoke", "shop.delete_order", nil) == "ACCESS_DENIED" }, "the edited policy to apply")
+
+	writeRego(t, dir, "decision := {\n") // broken
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "policy change not applied") }, "the broken edit to be refused")
+	if !strings.Contains(logs.String(), "policy.rego:") {
+		t.Errorf("the refusal does not name the file and line:\n%s", logs)
+	}
+	if code := callVia(t, c, "invoke", "shop.delete_order", nil); code != "ACCESS_DENIED" {
+		t.Fatalf("after a broken edit the last good policy must keep serving; got %q", code)
+	}
+	if code := callVia(t, c, "invoke", "shop.update_note", nil); code != "" {
+		t.Fatalf("after a broken edit: update_note %q", code)
+	}
+}
+
+// TestPolicyFilterDiscovery checks policy.filterDiscovery: a tool the
+// policy denies whatever its arguments is neither found nor described.
+func TestPolicyFilterDiscovery(t *testing.T) {
+	dir := t.TempDir()
+	writeRego(t, dir, denyCharges)
+	for _, filter := range []bool{false, true} {
+		s, _ := policyShop(t, dir, func(cfg *presets.Config) { cfg.Policy.FilterDiscovery = filter })
+		c := approvalClient(t, s.srv, false, nil)
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "codecall.describe"
+		req.Params.Arguments = map[string]any{"tools": []string{"shop.charge", "shop.update_note"}}
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			NotFound []string `json:"notFound"`
+		}
+		_ = json.Unmarshal([]byte(mcp.GetTextFromContent(res.Content[0])), &out)
+		hidden := len(out.NotFound) == 1 && out.NotFound[0] == "shop.charge"
+		if hidden != filter {
+			t.Errorf("filterDiscovery=%v: notFound %v", filter, out.NotFound)
+		}
+		req.Params.Name = "codecall.search"
+		req.Params.Arguments = map[string]any{"query": "shop charge"}
+		res, err = c.CallTool(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found := strings.Contains(mcp.GetTextFromContent(res.Content[0]), `"shop.charge"`); found == filter {
+			t.Errorf("filterDiscovery=%v: search found shop.charge = %v", filter, found)
+		}
+	}
+}
+
+// TestPolicyLoadFailsClosed checks that a server never starts without the
+// policy it was configured with.
+func TestPolicyLoadFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	tests := map[string]func(){
+		"missing file": func() {},
+		"broken rego":  func() { writeRego(t, dir, "decision := {") },
+	}
+	for name, prepare := range tests {
+		t.Run(name, func(t *testing.T) {
+			prepare()
+			cfg := presets.Default()
+			cfg.Policy.Paths = []string{filepath.Join(dir, "policy.rego")}
+			srv := server.NewMCPServer("x", "1", server.WithToolCapabilities(true))
+			_, err := middleware.Wrap(srv, middleware.WithConfig(cfg))
+			if err == nil || !strings.Contains(err.Error(), "policy.rego") {
+				t.Fatalf("Wrap: %v; want an error naming policy.rego", err)
+			}
+		})
+	}
+}
