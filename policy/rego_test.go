@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -238,5 +239,66 @@ func TestDefaultDecision(t *testing.T) {
 				t.Fatalf("got %+v, want %+v with a reason", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSwapUnderLoad checks that calls deciding while policies are swapped
+// see one policy or the other, never a mix of the two.
+func TestSwapUnderLoad(t *testing.T) {
+	load := func(allow bool, reason string) *policy.Engine {
+		body := "package codecall\n\nimport rego.v1\n\ndecision := {\"allow\": " + map[bool]string{true: "true", false: "false"}[allow] +
+			", \"requireApproval\": false, \"reason\": \"" + reason + "\"}\n"
+		e, err := policy.LoadEngine(context.Background(), []string{writePolicy(t, map[string]string{"p.rego": body})}, "data.codecall.decision")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	a, b := load(true, "policy A"), load(false, "policy B")
+	cfg := presets.Default()
+	snap, _, err := catalog.Build([]mcp.Tool{mcp.NewTool("x.y")}, catalog.Options{Config: cfg, DefaultAppID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := policy.NewPolicies(a)
+	gate, err := policy.NewGate(cfg, policy.WithPolicies(ps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var swaps sync.WaitGroup
+	swaps.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ps.Swap([]*policy.Engine{a, b}[i%2])
+		}
+	})
+	var wg sync.WaitGroup
+	var seen [2]atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for range 300 {
+				out, err := gate.Decide(context.Background(), snap, policy.Call{Tool: "x.y", Via: policy.ViaExecute})
+				switch {
+				case err == nil && out.Decision.Reason == "policy A":
+					seen[0].Add(1)
+				case err != nil && out != nil && out.Decision.Reason == "policy B" && !out.Decision.Allow:
+					seen[1].Add(1)
+				default:
+					t.Errorf("mixed decision: %+v, %v", out, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	swaps.Wait()
+	if seen[0].Load() == 0 || seen[1].Load() == 0 {
+		t.Logf("only one policy was seen (A %d, B %d): the swaps were not interleaved this run", seen[0].Load(), seen[1].Load())
 	}
 }
