@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -32,7 +33,19 @@ func LoadEnv(path string, env []string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("presets: read config: %w", err)
 	}
-	return parse(path, data, env)
+	cfg, err := parse(path, data, env)
+	if err != nil {
+		return cfg, err
+	}
+	// Policy paths in a file are relative to the file, so a config and
+	// its policies can move together.
+	base := filepath.Dir(path)
+	for i, p := range cfg.Policy.Paths {
+		if !filepath.IsAbs(p) {
+			cfg.Policy.Paths[i] = filepath.Join(base, p)
+		}
+	}
+	return cfg, nil
 }
 
 // Parse builds a configuration from YAML data and environment variables

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
+	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/staticcatalog"
 )
@@ -27,6 +29,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		} else {
 			fmt.Fprintf(stdout, "%s: ok (mode %s, preset %s, timeout %s, %d tool calls per run)\n",
 				*configFile, cfg.Mode, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
+			if !checkPolicy(cfg, stdout) {
+				failed = true
+			}
 		}
 	}
 	if *catalogFile != "" {
@@ -42,4 +47,20 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("check found problems")
 	}
 	return nil
+}
+
+// checkPolicy loads and compiles the configured Rego policy as serve
+// would, and reports its files or its problems with file and line.
+func checkPolicy(cfg presets.Config, stdout io.Writer) bool {
+	if len(cfg.Policy.Paths) == 0 {
+		fmt.Fprintln(stdout, "policy: built-in default (read-only and explicitly non-destructive tools run; every other tool asks for approval)")
+		return true
+	}
+	e, err := policy.LoadEngine(context.Background(), cfg.Policy.Paths, cfg.Policy.Query)
+	if err != nil {
+		fmt.Fprintf(stdout, "policy: invalid\n%v\n", err)
+		return false
+	}
+	fmt.Fprintf(stdout, "policy: ok (%d modules, query %s)\n", len(e.Files()), e.Query())
+	return true
 }

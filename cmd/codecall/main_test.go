@@ -61,6 +61,34 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+func TestCheckPolicy(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("codecall.yaml", "policy:\n  paths: [policies]\n")
+	if err := os.Mkdir(filepath.Join(dir, "policies"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("policies/p.rego", "package codecall\n\nimport rego.v1\n\ndefault decision := {\"allow\": false, \"reason\": \"no\"}\n")
+	// Paths are relative to the config file, wherever check runs from.
+	code, out, _ := runCLI(t, "check", "--config", filepath.Join(dir, "codecall.yaml"))
+	if code != 0 || !strings.Contains(out, "policy: ok (1 modules, query data.codecall.decision)") {
+		t.Fatalf("valid policy: code %d, output %s", code, out)
+	}
+	write("policies/p.rego", "package codecall\n\nimport rego.v1\n\ndecision := {\n")
+	code, out, _ = runCLI(t, "check", "--config", filepath.Join(dir, "codecall.yaml"))
+	if code != 1 || !strings.Contains(out, "policy: invalid") || !strings.Contains(out, "p.rego:") {
+		t.Fatalf("broken policy: code %d, output %s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", "--config", writeFile(t, "codecall.yaml", "mode: codecall_only\n"))
+	if code != 0 || !strings.Contains(out, "policy: built-in default") {
+		t.Fatalf("no policy: code %d, output %s", code, out)
+	}
+}
+
 func TestCheckCatalog(t *testing.T) {
 	code, out, _ := runCLI(t, "check", "--catalog", writeFile(t, "tools.json", `[{"name":"a"},{"name":"a"}]`))
 	if code != 1 || !strings.Contains(out, "duplicate") {
