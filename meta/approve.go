@@ -18,7 +18,27 @@ func SessionID(ctx context.Context) string {
 	return ""
 }
 
-// Admit runs the one gate for a call a client made to a handler itself: a
+// Direct runs a client's own tools/call of a visible tool through the one
+// gate, then next (the server's handler chain). A refusal is an error
+// result whose text starts with the code ("ACCESS_DENIED: ...").
+func Direct(ctx context.Context, st *State, req mcp.CallToolRequest, next server.ToolHandlerFunc) (*mcp.CallToolResult, error) {
+	call := policy.Call{Tool: req.Params.Name, Via: policy.ViaDirect, Args: req.GetArguments(), SessionID: SessionID(ctx)}
+	ctx, obs := st.observeCall(ctx, call)
+	_, ask, err := admit(ctx, st, obs, req, call)
+	switch {
+	case err != nil:
+		obs.end(ctx, nil, err)
+		return mcp.NewToolResultError(err.Error()), nil
+	case ask != nil:
+		obs.end(ctx, ask, nil)
+		return ask, nil
+	}
+	res, err := next(ctx, req)
+	obs.end(ctx, res, err)
+	return res, err
+}
+
+// admit runs the one gate for a call a client made to a handler itself: a
 // direct tools/call of a visible tool, or codecall.invoke. In order: the
 // access rules, the policy, then approval. It returns the policy outcome
 // when the call may run; an input request to return to the client as it
@@ -27,9 +47,9 @@ func SessionID(ctx context.Context) string {
 //
 // Older clients are asked with a server-initiated elicitation and the call
 // waits for the answer, at most approval.timeout.
-func Admit(ctx context.Context, st *State, req mcp.CallToolRequest, call policy.Call) (*policy.Outcome, *mcp.CallToolResult, error) {
+func admit(ctx context.Context, st *State, obs *callObserver, req mcp.CallToolRequest, call policy.Call) (*policy.Outcome, *mcp.CallToolResult, error) {
 	out, err := st.Gate.Decide(ctx, st.Catalog, call)
-	st.observeDecision(ctx, call, out, err)
+	obs.decided(ctx, out, err)
 	if err != nil {
 		return out, nil, err
 	}
@@ -39,7 +59,7 @@ func Admit(ctx context.Context, st *State, req mcp.CallToolRequest, call policy.
 	areq := policy.ApprovalRequest{Tool: out.Tool, Args: call.Args, Via: call.Via, SessionID: call.SessionID, Reason: out.Decision.Reason}
 	ap := st.Approvals
 	if ap.Trusted(call.SessionID, out.Tool.Name) {
-		st.observeApproval(ctx, call, out, policy.ApprovalTrusted)
+		obs.approved(ctx, policy.ApprovalTrusted)
 		return out, nil, nil
 	}
 	var outcome policy.ApprovalOutcome
@@ -61,7 +81,7 @@ func Admit(ctx context.Context, st *State, req mcp.CallToolRequest, call policy.
 			st.logger().Warn("codecall: approval prompt failed", "tool", call.Tool, "error", askErr)
 		}
 	}
-	st.observeApproval(ctx, call, out, outcome)
+	obs.approved(ctx, outcome)
 	if perr := policy.ApprovalError(call.Tool, outcome, ap.Timeout()); perr != nil {
 		return out, nil, perr
 	}

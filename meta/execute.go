@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/ast"
@@ -65,6 +67,10 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 	limits := st.Config.VM
 	runID := newRunID()
+	ctx, span := st.tracer().Start(ctx, "codecall.execute", trace.WithAttributes(
+		attribute.String("codecall.run_id", runID), attribute.String("codecall.preset", string(st.Config.Preset)),
+		attribute.Int("codecall.script_bytes", len(in.Script))))
+	defer span.End()
 
 	refuse := func(status vm.Status, info vm.ErrorInfo, violations []ast.Violation) *mcp.CallToolResult {
 		return result(IllegalOutput{Status: status, Error: info, Violations: violations, ToolTrace: []vm.TraceEntry{},
@@ -114,15 +120,17 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		defer cancel()
 		pr.done <- vm.Run(runCtx, checked, host, vm.Options{RunID: runID, Limits: limits, Context: planContext})
 	}()
-	return h.await(ctx, st, pr), nil
+	res, status := h.await(ctx, st, pr)
+	span.SetAttributes(attribute.String("codecall.status", string(status)))
+	return res, nil
 }
 
 // await waits for the run's end, or for a call that needs a 2026-07-28
 // client's approval, which it turns into an input request.
-func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) *mcp.CallToolResult {
+func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) (*mcp.CallToolResult, vm.Status) {
 	select {
 	case res := <-pr.done:
-		return result(res, res.Status != vm.StatusOK)
+		return result(res, res.Status != vm.StatusOK), res.Status
 	case ask := <-pr.asks:
 		token, prompt := st.Approvals.Begin(ask.req)
 		pr.current = ask
@@ -131,13 +139,17 @@ func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) *mcp.Cal
 			ask.reply <- policy.ApprovalNoClient
 			return h.await(ctx, st, pr)
 		}
-		return policy.InputRequired(token, prompt)
+		return policy.InputRequired(token, prompt), statusInputRequired
 	case <-ctx.Done():
 		pr.cancel()
 		res := <-pr.done
-		return result(res, res.Status != vm.StatusOK)
+		return result(res, res.Status != vm.StatusOK), res.Status
 	}
 }
+
+// statusInputRequired marks, in spans, an execute request answered with an
+// approval prompt.
+const statusInputRequired vm.Status = "input_required"
 
 // resume delivers a 2026-07-28 client's answer to the plan paused under
 // state and waits for what the plan does next.
@@ -157,7 +169,8 @@ func (h *handlers) resume(ctx context.Context, st *State, req mcp.CallToolReques
 		outcome = policy.ApprovalDenied
 	}
 	pr.current.reply <- outcome
-	return h.await(ctx, st, pr)
+	res, _ := h.await(ctx, st, pr)
+	return res
 }
 
 // pause is a planHost's way to ask a 2026-07-28 client: it hands the ask
@@ -252,24 +265,13 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 	}
 	call := policy.Call{Tool: name, Via: policy.ViaExecute, Args: input, SessionID: p.session, Context: p.planContext,
 		Run: &policy.RunInfo{ID: p.runID, ScriptSHA256: p.scriptSHA, CallIndex: int(p.calls.Add(1))}}
-	out, err := p.st.Gate.Decide(ctx, p.st.Catalog, call)
-	p.st.observeDecision(ctx, call, out, err)
+	ctx, obs := p.st.observeCall(ctx, call)
+	res, err := p.admitAndCall(ctx, obs, call)
+	obs.end(ctx, res, err)
 	if err != nil {
-		return nil, err
-	}
-	if out.NeedsApproval() {
-		if perr := p.approve(ctx, call, out); perr != nil {
-			return nil, perr
-		}
-	}
-	p.toolEvent(ctx, name, "started")
-	res, err := p.env.Call(ctx, p.st, name, input, policy.ViaExecute)
-	if err != nil {
-		p.toolEvent(ctx, name, "failed")
 		return nil, err
 	}
 	if res.IsError {
-		p.toolEvent(ctx, name, "failed")
 		rerr := ResultError(name, res)
 		if rerr.Code == policy.CodeValidation {
 			if t, ok := p.st.Catalog.Lookup(name); ok {
@@ -280,7 +282,6 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 		}
 		return nil, rerr
 	}
-	p.toolEvent(ctx, name, "finished")
 	raw, err := Unwrap(res)
 	if err != nil {
 		return nil, &policy.Error{Code: policy.CodeExecution, Tool: name, Message: err.Error()}
@@ -288,12 +289,36 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 	return raw, nil
 }
 
+// admitAndCall runs a plan's call through the gate (access, policy,
+// approval) and the server's pipeline.
+func (p *planHost) admitAndCall(ctx context.Context, obs *callObserver, call policy.Call) (*mcp.CallToolResult, error) {
+	out, err := p.st.Gate.Decide(ctx, p.st.Catalog, call)
+	obs.decided(ctx, out, err)
+	if err != nil {
+		return nil, err
+	}
+	if out.NeedsApproval() {
+		if perr := p.approve(ctx, obs, call, out); perr != nil {
+			return nil, perr
+		}
+	}
+	p.toolEvent(ctx, call.Tool, "started")
+	res, err := p.env.Call(ctx, p.st, call.Tool, call.Args, policy.ViaExecute)
+	switch {
+	case err != nil || res.IsError:
+		p.toolEvent(ctx, call.Tool, "failed")
+	default:
+		p.toolEvent(ctx, call.Tool, "finished")
+	}
+	return res, err
+}
+
 // approve asks a person to approve a plan's call. The run's clock stops
 // while the person decides.
-func (p *planHost) approve(ctx context.Context, call policy.Call, out *policy.Outcome) *policy.Error {
+func (p *planHost) approve(ctx context.Context, obs *callObserver, call policy.Call, out *policy.Outcome) *policy.Error {
 	ap := p.st.Approvals
 	if ap.Trusted(call.SessionID, out.Tool.Name) {
-		p.st.observeApproval(ctx, call, out, policy.ApprovalTrusted)
+		obs.approved(ctx, policy.ApprovalTrusted)
 		return nil
 	}
 	areq := policy.ApprovalRequest{Tool: out.Tool, Args: call.Args, Via: call.Via, SessionID: call.SessionID, Reason: out.Decision.Reason}
@@ -312,7 +337,7 @@ func (p *planHost) approve(ctx context.Context, call policy.Call, out *policy.Ou
 			p.st.logger().Warn("codecall: approval prompt failed", "tool", call.Tool, "error", err)
 		}
 	}
-	p.st.observeApproval(ctx, call, out, outcome)
+	obs.approved(ctx, outcome)
 	return policy.ApprovalError(call.Tool, outcome, ap.Timeout())
 }
 

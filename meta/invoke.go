@@ -32,26 +32,36 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		return toolError(in.Tool, &policy.Error{Code: policy.CodeSelfReference, Tool: in.Tool,
 			Message: "codecall.invoke cannot call a CodeCall meta-tool; call the tool itself"}), nil
 	}
-	out, ask, err := Admit(ctx, st, req, policy.Call{Tool: in.Tool, Via: policy.ViaInvoke, Args: in.Input, SessionID: SessionID(ctx)})
-	switch {
-	case err != nil:
-		return toolError(in.Tool, err), nil
-	case ask != nil:
-		return ask, nil
-	}
-	tool := out.Tool
-	res, err := h.env.Call(ctx, st, in.Tool, in.Input, policy.ViaInvoke)
+	call := policy.Call{Tool: in.Tool, Via: policy.ViaInvoke, Args: in.Input, SessionID: SessionID(ctx)}
+	ctx, obs := st.observeCall(ctx, call)
+	res, err := h.invokeAdmitted(ctx, st, obs, req, call)
+	obs.end(ctx, res, err)
 	if err != nil {
 		return toolError(in.Tool, err), nil
 	}
+	return res, nil
+}
+
+func (h *handlers) invokeAdmitted(ctx context.Context, st *State, obs *callObserver, req mcp.CallToolRequest, call policy.Call) (*mcp.CallToolResult, error) {
+	out, ask, err := admit(ctx, st, obs, req, call)
+	switch {
+	case err != nil:
+		return nil, err
+	case ask != nil:
+		return ask, nil
+	}
+	res, err := h.env.Call(ctx, st, call.Tool, call.Args, policy.ViaInvoke)
+	if err != nil {
+		return nil, err
+	}
 	if res.IsError {
-		rerr := ResultError(in.Tool, res)
+		rerr := ResultError(call.Tool, res)
 		if rerr.Code == policy.CodeValidation {
-			if why := explainValidation(tool.InputSchema, in.Input); why != "" {
+			if why := explainValidation(out.Tool.InputSchema, call.Args); why != "" {
 				rerr.Message = "input does not match the tool's input schema: " + why
 			}
 		}
-		return toolError(in.Tool, rerr), nil
+		return nil, rerr
 	}
 	return res, nil
 }

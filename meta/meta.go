@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
@@ -37,6 +38,9 @@ type State struct {
 	Paused *PausedRuns
 	// Logger receives decisions that deny and policy failures.
 	Logger *slog.Logger
+	// Tracer starts the spans of execute, search and every tool call; nil
+	// means no tracing.
+	Tracer trace.Tracer
 }
 
 // Env is what the meta-tools need from the composition root.

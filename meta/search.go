@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
@@ -62,6 +64,8 @@ func (h *handlers) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	st, release := h.env.Acquire(ctx)
 	defer release()
 	cfg := st.Config
+	ctx, span := st.tracer().Start(ctx, "codecall.search", trace.WithAttributes(attribute.Int("codecall.query_bytes", len(in.Query))))
+	defer span.End()
 
 	q := strings.TrimSpace(in.Query)
 	switch {
@@ -112,6 +116,7 @@ func (h *handlers) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	for _, w := range res.Warnings {
 		out.Warnings = append(out.Warnings, Warning{Type: w.Type, Message: w.Message})
 	}
+	span.SetAttributes(attribute.Int("codecall.results", len(out.Tools)), attribute.Int("codecall.warnings", len(out.Warnings)))
 	return result(out, false), nil
 }
 

@@ -84,14 +84,7 @@ func (c *CodeCall) gate(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			}
 			return next(ctx, req)
 		}
-		_, ask, err := meta.Admit(ctx, st, req, policy.Call{Tool: name, Via: policy.ViaDirect, Args: req.GetArguments(), SessionID: meta.SessionID(ctx)})
-		switch {
-		case err != nil:
-			return mcp.NewToolResultError(err.Error()), nil
-		case ask != nil:
-			return ask, nil
-		}
-		return next(ctx, req)
+		return meta.Direct(ctx, st, req, next)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel"
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/meta"
@@ -115,6 +116,9 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	}
 	if o.defaultAppID == "" {
 		o.defaultAppID = serverName(srv)
+	}
+	if o.tracer == nil {
+		o.tracer = otel.GetTracerProvider()
 	}
 	cfg, err := initialConfig(o)
 	if err != nil {
@@ -386,7 +390,7 @@ func (c *CodeCall) rebuildLocked() error {
 	}
 	g := &generation{
 		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate,
-			Approvals: c.approvals, Paused: c.paused, Logger: c.log},
+			Approvals: c.approvals, Paused: c.paused, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation)},
 		fingerprint: fp,
 		index:       idx,
 	}

@@ -1,6 +1,8 @@
 package middleware
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"log/slog"
 
 	"github.com/codecall-go/codecall/catalog"
@@ -30,6 +32,15 @@ type options struct {
 	defaultAppID string
 	watch        bool
 	noReload     bool
+	tracer       trace.TracerProvider
+}
+
+// WithTracerProvider sends CodeCall's spans (codecall.execute,
+// codecall.search and codecall.tool_call, the last with the policy
+// decision as an attribute) to tp. The default is OpenTelemetry's global
+// provider, which records nothing until the program installs one.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tracer = tp }
 }
 
 // WithConfigFile loads the configuration from a YAML file and reloads it

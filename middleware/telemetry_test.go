@@ -1,0 +1,63 @@
+package middleware_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/codecall-go/codecall/middleware"
+)
+
+// TestSpans checks the spans of execute, search and tool calls, with the
+// policy decision on each tool call.
+func TestSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := newApprovalShopWith(t, nil, middleware.WithTracerProvider(tp))
+	c := approvalClient(t, s.srv, false, nil)
+	callVia(t, c, "execute", "shop.list_orders", nil)
+	callVia(t, c, "execute", "shop.delete_order", nil) // needs approval this client cannot give
+	callVia(t, c, "direct", "shop.update_note", nil)
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = "codecall.search", map[string]any{"query": "orders"}
+	if _, err := c.CallTool(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ name, tool, decision string }
+	got := map[key]int{}
+	names := map[string]string{}
+	for _, sp := range rec.Ended() {
+		names[sp.SpanContext().SpanID().String()] = sp.Name()
+	}
+	for _, sp := range rec.Ended() {
+		k := key{name: sp.Name()}
+		for _, a := range sp.Attributes() {
+			switch a.Key {
+			case "codecall.tool":
+				k.tool = a.Value.AsString()
+			case "codecall.policy.decision":
+				k.decision = a.Value.AsString()
+			}
+		}
+		got[k]++
+		if k.name == "codecall.tool_call" && k.tool != "shop.update_note" {
+			if parent := names[sp.Parent().SpanID().String()]; parent != "codecall.execute" {
+				t.Errorf("a plan's call of %s has parent span %q, want codecall.execute", k.tool, parent)
+			}
+		}
+	}
+	for _, want := range []key{
+		{"codecall.execute", "", ""},
+		{"codecall.search", "", ""},
+		{"codecall.tool_call", "shop.list_orders", "allow"},
+		{"codecall.tool_call", "shop.delete_order", "approval"},
+		{"codecall.tool_call", "shop.update_note", "allow"},
+	} {
+		if got[want] == 0 {
+			t.Errorf("no span %+v; got %v", want, got)
+		}
+	}
+}
