@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/policy"
