@@ -1,0 +1,145 @@
+package benchmarks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// benchPolicy is a policy of the size operators write: per-app allowlist
+// from data, an argument check and a destructive-tool rule.
+const benchPolicy = `package codecall
+
+import rego.v1
+
+default decision := {"allow": false, "requireApproval": false, "reason": "app not allowed"}
+
+decision := {"allow": true, "requireApproval": false, "reason": "read-only"} if {
+	input.tool.appId in data.apps.allowed
+	input.tool.annotations.readOnlyHint
+	input.tool.annotations.explicit.readOnlyHint
+}
+
+decision := {"allow": true, "requireApproval": input.args.amountCents > 10000, "reason": "charge"} if {
+	input.tool.name == "billing.charge"
+	input.args.amountCents <= 100000
+}
+`
+
+func writeBenchPolicy(tb testing.TB) string {
+	dir := tb.TempDir()
+	for name, body := range map[string]string{"p.rego": benchPolicy, "apps.json": `{"apps": {"allowed": ["bench", "crm"]}}`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func readOnlyHints() []mcp.ToolOption {
+	return []mcp.ToolOption{mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)}
+}
+
+// reportPercentiles reports the median and p99 of durations in ns.
+func reportPercentiles(b *testing.B, durations []time.Duration) {
+	slices.Sort(durations)
+	pct := func(p float64) float64 { return float64(durations[int(p*float64(len(durations)-1))].Nanoseconds()) }
+	b.ReportMetric(pct(0.50), "p50-ns")
+	b.ReportMetric(pct(0.99), "p99-ns")
+}
+
+// BenchmarkPolicyDecision is one decision of the gate: access rules plus
+// the built-in policy, or plus a prepared Rego policy.
+func BenchmarkPolicyDecision(b *testing.B) {
+	cfg := presets.Default()
+	snap, _, err := catalog.Build([]mcp.Tool{mcp.NewTool("bench.read", readOnlyHints()...)}, catalog.Options{Config: cfg, DefaultAppID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	engine, err := policy.LoadEngine(context.Background(), []string{writeBenchPolicy(b)}, presets.DefaultPolicyQuery)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		engine *policy.Engine
+	}{{"builtin", nil}, {"rego", engine}} {
+		b.Run(tc.name, func(b *testing.B) {
+			gate, err := policy.NewGate(cfg, policy.WithPolicies(policy.NewPolicies(tc.engine)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			call := policy.Call{Tool: "bench.read", Via: policy.ViaExecute, Args: map[string]any{"id": "o-1", "limit": 10},
+				SessionID: "s", Run: &policy.RunInfo{ID: "r", ScriptSHA256: "x", CallIndex: 1}}
+			ctx := context.Background()
+			durations := make([]time.Duration, 0, 1024)
+			b.ReportAllocs()
+			for b.Loop() {
+				start := time.Now()
+				out, err := gate.Decide(ctx, snap, call)
+				durations = append(durations, time.Since(start))
+				if err != nil || !out.Decision.Allow {
+					b.Fatalf("denied: %v", err)
+				}
+			}
+			reportPercentiles(b, durations)
+		})
+	}
+}
+
+// BenchmarkDirectCallGate is a client's direct tools/call of a visible
+// tool through the MCP handler: the unwrapped server, then the same server
+// wrapped (built-in policy, then a Rego policy), in one run so the ratio
+// is meaningful.
+func BenchmarkDirectCallGate(b *testing.B) {
+	newServer := func() *server.MCPServer {
+		srv := server.NewMCPServer("bench", "1", server.WithToolCapabilities(true))
+		tool := catalog.SetMeta(mcp.NewTool("bench.read", readOnlyHints()...), catalog.Meta{VisibleInListTools: catalog.Bool(true)})
+		srv.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(`{"ok":true}`), nil
+		})
+		return srv
+	}
+	msg := toolCall(b, "bench.read", map[string]any{"id": "o-1"})
+	run := func(b *testing.B, srv *server.MCPServer) {
+		mustOK(b, srv, msg)
+		ctx := context.Background()
+		durations := make([]time.Duration, 0, 1024)
+		b.ReportAllocs()
+		for b.Loop() {
+			start := time.Now()
+			srv.HandleMessage(ctx, msg)
+			durations = append(durations, time.Since(start))
+		}
+		reportPercentiles(b, durations)
+	}
+	b.Run("unwrapped", func(b *testing.B) { run(b, newServer()) })
+	for _, tc := range []struct {
+		name  string
+		paths []string
+	}{{"wrapped-builtin", nil}, {"wrapped-rego", []string{writeBenchPolicy(b)}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			srv := newServer()
+			cfg := presets.Default()
+			cfg.Policy.Paths = tc.paths
+			cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithoutReload())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { cc.Close() })
+			run(b, srv)
+		})
+	}
+}
