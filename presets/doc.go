@@ -58,6 +58,11 @@
 //	vm.maxStackDepth         int      >= 1                         (preset)
 //	vm.bannedIdentifiers     []string identifiers                  (empty)
 //	vm.isolation             string   process_required | process | in_process (preset)
+//	policy.paths             [path]   .rego modules, .json/.yaml data, directories; relative to the file (default empty: built-in policy)
+//	policy.query             string   the decision rule (default data.codecall.decision)
+//	policy.filterDiscovery   bool     hide tools the policy always denies from search and describe (default false)
+//	approval.timeout         duration > 0; time a person has to answer (default 2m)
+//	approval.allowSessionTrust bool   offer "approve for this session" (default true)
 //
 // The preset values:
 //
