@@ -31,11 +31,29 @@ func (p RedactionPattern) Compile() (*regexp.Regexp, error) {
 	return re, nil
 }
 
+// Validate checks the redaction section on its own, with the rules
+// Config.Validate applies to it; problems are keyed redaction.*. The
+// policy/redact package calls it, so a RedactionConfig built in Go is held to
+// the same rules as a file.
+func (r RedactionConfig) Validate() error {
+	var problems []Problem
+	for _, is := range r.issues(keyPath{}.field("redaction")) {
+		problems = append(problems, Problem{Key: is.path.String(), Message: is.msg})
+	}
+	return validationError(problems)
+}
+
 func (r RedactionConfig) issues(p keyPath) []issue {
 	var out []issue
 	for i, k := range r.Keys {
 		if strings.TrimSpace(k) == "" {
 			out = append(out, newIssue(p.field("keys").index(i), "empty key name"))
+			continue
+		}
+		if !strings.ContainsFunc(k, func(r rune) bool {
+			return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("*?[{", r)
+		}) {
+			out = append(out, newIssue(p.field("keys").index(i), "%q has no letters, digits or wildcards; key names are compared without separators", k))
 			continue
 		}
 		if _, err := CompileGlob(k); err != nil {
