@@ -10,15 +10,20 @@ import (
 // character that is not a letter or digit and at camelCase boundaries, and
 // lower-cases the words: "X-Api-Key", "x_api_key", "xApiKey" and "XAPIKey"
 // all give [x api key]. A digit does not start a new word, so "oauth2Token"
-// gives [oauth2 token].
+// gives [oauth2 token]. The words share one allocated string.
 func words(key string) []string {
-	out := make([]string, 0, 4)
+	if isLowerWord(key) {
+		return []string{key}
+	}
 	var b strings.Builder
+	b.Grow(len(key) + 4)
+	var bounds []int // start, end of each word in b
+	start := -1
 	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
-			b.Reset()
+		if start >= 0 && b.Len() > start {
+			bounds = append(bounds, start, b.Len())
 		}
+		start = -1
 	}
 	prev := rune(-1)
 	for i, r := range key {
@@ -36,11 +41,31 @@ func words(key string) []string {
 				flush() // APIKey: the K starts a word
 			}
 		}
+		if start < 0 {
+			start = b.Len()
+		}
 		b.WriteRune(unicode.ToLower(r))
 		prev = r
 	}
 	flush()
+	all := b.String()
+	out := make([]string, len(bounds)/2)
+	for i := range out {
+		out[i] = all[bounds[2*i]:bounds[2*i+1]]
+	}
 	return out
+}
+
+// isLowerWord reports whether key is one word already in lower case
+// (ASCII letters and digits), the common case words can answer without
+// copying.
+func isLowerWord(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return key != ""
 }
 
 // snake is the form user key globs are matched against: the words joined by

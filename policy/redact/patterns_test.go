@@ -94,19 +94,56 @@ func TestLuhn(t *testing.T) {
 	}
 }
 
-func TestFilters(t *testing.T) {
-	if !containsFold("xx BeArEr", "bearer") || containsFold("bear", "bearer") || containsFold("", "a") {
-		t.Error("containsFold")
-	}
-	if !containsAnyFold("my API_KEY", "pass", "key") || containsAnyFold("nothing here", "pass", "key") {
-		t.Error("containsAnyFold")
-	}
-	for s, want := range map[string]bool{
-		"4111 1111 1111 1111": true, "4111-1111-1111-1": true, "411111111111": false,
-		"4111  1111 1111 1111": false, "1-2-3-4-5-6-7-8-9-0-1-2-3": true, "-1234567890123": true, "": false,
-	} {
-		if got := hasDigitRun(s, 13); got != want {
-			t.Errorf("hasDigitRun(%q) = %v", s, got)
+func TestFinders(t *testing.T) {
+	fold := foldWords("bearer", "key")
+	for _, tt := range []struct {
+		s    string
+		want int
+	}{{"xx BeArEr", 3}, {"bear", -1}, {"", -1}, {"a KEY", 2}} {
+		if got := fold(tt.s, 0); got != tt.want {
+			t.Errorf("foldWords(%q) = %d, want %d", tt.s, got, tt.want)
 		}
 	}
+	for _, tt := range []struct {
+		s          string
+		from, want int
+	}{{"see https://x", 0, 4}, {"see https://x", 5, -1}, {"1+x.y://", 0, 2}, {"://", 0, -1}, {"a:// b://", 2, 5}, {"ab.cd://", 0, 0}, {"ab.cd://", 1, 3}} {
+		if got := findScheme(tt.s, tt.from); got != tt.want {
+			t.Errorf("findScheme(%q, %d) = %d, want %d", tt.s, tt.from, got, tt.want)
+		}
+	}
+}
+
+// TestFastSearchMatchesReference checks the two-step search of every
+// built-in pattern against its plain regular expression on the test
+// strings; FuzzString does the same on random ones.
+func TestFastSearchMatchesReference(t *testing.T) {
+	inputs := []string{
+		"Bearer " + bearerTok + " and xbearer " + bearerTok, "a_AKIAIOSFODNN7EXAMPLE AKIAIOSFODNN7EXAMPLE", ghToken + " x" + ghToken,
+		"1postgres://a:b@c x.y+z://u:p@h", "_4111111111111111 4111111111111111", jwtToken + "." + jwtToken, pemBlock + pemBlock,
+		"password=1 PASSWORD: 2 api-key=3 apikey=\"4\" token bearer x", slack + "-" + slack,
+	}
+	for _, s := range inputs {
+		for _, p := range builtinPatterns {
+			if got, want := fastSpans(&p, s), refSpans(&p, s); !slices.Equal(got, want) {
+				t.Errorf("%s on %q: fast %v, reference %v", p.name, s, got, want)
+			}
+		}
+	}
+}
+
+func fastSpans(p *pattern, s string) []int {
+	var out []int
+	p.each(s, func(start, end int) { out = append(out, start, end) })
+	return out
+}
+
+func refSpans(p *pattern, s string) []int {
+	var out []int
+	for _, loc := range p.ref.FindAllStringSubmatchIndex(s, -1) {
+		if loc[2*p.group] >= 0 {
+			out = append(out, loc[2*p.group], loc[2*p.group+1])
+		}
+	}
+	return out
 }

@@ -197,11 +197,22 @@ func (r *Redactor) str(s string) (string, bool) {
 	if len(s) > r.maxStringBytes {
 		return r.placeholder, true
 	}
+	if s == "" {
+		return s, false
+	}
 	changed := false
+	has := newByteSet(s)
 	for i := range r.patterns {
+		p := &r.patterns[i]
+		if p.needs != nil && !p.needs(has) {
+			continue
+		}
 		var ch bool
-		s, ch = r.patterns[i].apply(s, r.placeholder)
-		changed = changed || ch
+		s, ch = p.apply(s, r.placeholder)
+		if ch {
+			changed = true
+			has = newByteSet(s) // the placeholder brings its own bytes
+		}
 	}
 	return s, changed
 }
