@@ -82,7 +82,8 @@ func withClock(now func() time.Time) Option { return func(l *Logger) { l.now = n
 // New returns a Logger that hands every event to h as one slog.Record at
 // level Info, whatever level h is enabled for (audit events are not
 // optional): the message is the event type and the fields are attributes
-// named as in the JSON lines (runId, tool, durationMs, ...).
+// named as in the JSON lines (runId, tool, durationMs, ...). A nil h gives
+// a Logger that discards every event.
 func New(h slog.Handler, opts ...Option) *Logger {
 	l := &Logger{h: h, redactor: redact.Default(), diag: slog.Default(), now: time.Now}
 	for _, o := range opts {

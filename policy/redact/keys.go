@@ -120,7 +120,7 @@ func snakeGlob(pattern string) string {
 // accessToken, Set-Cookie.
 var secretNouns = map[string]bool{
 	"password": true, "passwd": true, "passphrase": true, "pwd": true,
-	"secret": true, "secrets": true, "token": true, "apikey": true,
+	"pass": true, "secret": true, "secrets": true, "token": true, "apikey": true,
 	"cookie": true, "cookies": true, "authorization": true, "auth": true,
 	"credential": true, "credentials": true, "privatekey": true,
 	"accesskey": true, "secretkey": true, "clientsecret": true,
@@ -164,9 +164,9 @@ var formatWords = map[string]bool{
 	"encoded": true, "bytes": true, "content": true, "contents": true,
 }
 
-// passwordWords make a key secret wherever they appear in it
-// (password_hash, passwordConfirmation, old_passwd): anything derived from a
-// password is worth hiding.
+// passwordWords make a key secret wherever they appear in it, alone or
+// split in two (password_hash, passwordConfirmation, old_passwd, PassWord):
+// anything derived from a password is worth hiding.
 var passwordWords = map[string]bool{"password": true, "passwd": true, "passphrase": true}
 
 // builtinSecretKey reports whether the built-in rules call key secret.
@@ -175,7 +175,8 @@ func builtinSecretKey(key string) bool {
 	for i, w := range ws {
 		w = strings.TrimRightFunc(w, unicode.IsDigit)
 		ws[i] = w
-		if passwordWords[w] {
+		// "PassWord" and "pass_word" split into two words.
+		if passwordWords[w] || i > 0 && passwordWords[ws[i-1]+w] {
 			return true
 		}
 	}

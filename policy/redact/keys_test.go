@@ -31,7 +31,7 @@ func TestWords(t *testing.T) {
 func TestBuiltinSecretKey(t *testing.T) {
 	secret := []string{
 		"password", "Password", "PASSWORD", "passwd", "pwd", "passphrase", "new_password", "password2",
-		"password_hash", "passwordConfirmation", "db-password", "dbpassword",
+		"password_hash", "passwordConfirmation", "db-password", "dbpassword", "PassWord", "pass_word", "pass", "smtp_pass",
 		"token", "access_token", "accessToken", "accesstoken", "refresh_token", "id_token", "GITHUB_TOKEN",
 		"x-auth-token", "X-Amz-Security-Token", "oauth2Token", "csrf_token", "token_value",
 		"secret", "client_secret", "clientSecret", "CLIENT_SECRET", "webhookSecret", "SecretString", "secrets",
@@ -50,7 +50,7 @@ func TestBuiltinSecretKey(t *testing.T) {
 		"nextToken", "next_token", "nextPageToken", "pageToken", "page_token", "ContinuationToken",
 		"NextContinuationToken", "previousToken", "nextpagetoken", "cursor", "secret_name", "secretName",
 		"secretId", "authorization_url", "auth_type", "cookie_consent", "credential_id", "private_key_id",
-		"name", "email", "id", "description", "author", "authored", "oauth", "passing", "spwd_path"[:0] + "swpd",
+		"name", "email", "id", "description", "author", "authored", "oauth", "passing", "swpd", "compass_wordlist", "word", "bypass", "pass_rate",
 		"", "_", "123", "value",
 	}
 	for _, k := range secret {
