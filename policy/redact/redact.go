@@ -9,16 +9,17 @@
 //     with separators and camelCase normalised (apiKey, api-key and API_KEY
 //     are the same key). A key is secret when its last word — after
 //     dropping format words such as value, string, pem or base64 — is
-//     password, passwd, passphrase, pwd, pass, secret, token, apikey, cookie,
-//     authorization, auth, credential(s), privatekey, accesskey, secretkey
-//     or clientsecret; when it ends in "key" qualified by api, private,
+//     password, passwd, passphrase, pwd, pass, secret, token, apikey,
+//     cookie, authorization, auth, credential(s), privatekey, accesskey,
+//     secretkey or clientsecret; when it ends in "key" qualified by api, private,
 //     secret, access, signing, client and similar words (api_key,
 //     AWS_SECRET_ACCESS_KEY, but not primary_key, sort_key or monkey); or
 //     when any of its words, or two neighbouring words together, is
-//     password, passwd or passphrase (password_hash, PassWord). A token after a pagination word (nextToken,
-//     next_page_token, ContinuationToken) is a page cursor and is kept, and
-//     so are tokens, tokenizer and max_tokens. redaction.keys adds globs
-//     matched against the key in snake_case.
+//     password, passwd or passphrase (password_hash, PassWord). A token
+//     after a pagination word (nextToken, next_page_token,
+//     ContinuationToken) is a page cursor and is kept, and so are tokens,
+//     tokenizer and max_tokens. redaction.keys adds globs matched against
+//     the key in snake_case.
 //   - Schema hints. When a JSON Schema is given, a value whose schema says
 //     format: password, writeOnly: true or x-sensitive: true is replaced
 //     whole. The schema is followed through properties,
