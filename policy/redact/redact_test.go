@@ -254,3 +254,24 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// TestCyclicValue checks that a map that contains itself ends at the depth
+// limit instead of recursing forever.
+func TestCyclicValue(t *testing.T) {
+	m := map[string]any{"token": "t"}
+	m["self"] = m
+	r, err := New(presets.RedactionConfig{}, WithMaxDepth(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := encode(t, r.Value(m, nil))
+	if want := `{"self":{"self":{"self":{"self":{"self":"[REDACTED]","token":"[REDACTED]"},"token":"[REDACTED]"},"token":"[REDACTED]"},"token":"[REDACTED]"},"token":"[REDACTED]"}`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	type node struct{ Next *node }
+	n := &node{}
+	n.Next = n
+	if got := Default().Value(n, nil); got != R {
+		t.Errorf("a cyclic struct gave %v, want the placeholder", got)
+	}
+}
