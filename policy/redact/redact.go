@@ -367,16 +367,22 @@ func (w *walker) number(text string, orig any) any {
 }
 
 func (w *walker) string(s string, depth int) any {
-	if len(s) > w.r.maxStringBytes {
+	return w.textWith(s, nil, depth)
+}
+
+// textWith redacts a string; when it holds a JSON object or array, that is
+// redacted as a value described by s.
+func (w *walker) textWith(str string, s *schemaView, depth int) any {
+	if len(str) > w.r.maxStringBytes {
 		return w.redacted()
 	}
-	if t := strings.TrimSpace(s); len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
+	if t := strings.TrimSpace(str); len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
 		if v, ok := decodeJSON([]byte(t)); ok {
 			inner := walker{r: w.r, budget: w.budget}
-			out := inner.value(v, nil, depth+1)
+			out := inner.value(v, s, depth+1)
 			w.budget = inner.budget
 			if !inner.changed {
-				return s
+				return str
 			}
 			w.changed = true
 			b, err := encodeJSON(out)
@@ -386,7 +392,7 @@ func (w *walker) string(s string, depth int) any {
 			return string(b)
 		}
 	}
-	out, ch := w.r.str(s)
+	out, ch := w.r.str(str)
 	w.changed = w.changed || ch
 	return out
 }
