@@ -6,6 +6,7 @@ import (
 
 	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func Example() {
@@ -46,4 +47,14 @@ func ExampleRedactor_JSON() {
 	fmt.Println(string(r.JSON(result, nil)))
 	// Output:
 	// {"access_token":"[REDACTED]","expires_in":3599,"token_type":"Bearer"}
+}
+
+func ExampleRedactor_ToolResult() {
+	res := mcp.NewToolResultText(`{"user": "ann", "session_token": "c2Vzc2lvbi0xMjM0"}`)
+	shown := redact.Default().ToolResult(res, nil)
+	fmt.Println(shown.Content[0].(mcp.TextContent).Text)
+	fmt.Println(res.Content[0].(mcp.TextContent).Text) // unchanged
+	// Output:
+	// {"session_token":"[REDACTED]","user":"ann"}
+	// {"user": "ann", "session_token": "c2Vzc2lvbi0xMjM0"}
 }
