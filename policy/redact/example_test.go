@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func Example() {
