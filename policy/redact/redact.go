@@ -125,7 +125,7 @@ func New(cfg presets.RedactionConfig, opts ...Option) (*Redactor, error) {
 		return nil, err
 	}
 	r := &Redactor{
-		placeholder:    cmp(cfg.Placeholder, DefaultPlaceholder),
+		placeholder:    nonEmpty(cfg.Placeholder, DefaultPlaceholder),
 		maxDepth:       DefaultMaxDepth,
 		maxNodes:       DefaultMaxNodes,
 		maxStringBytes: DefaultMaxStringBytes,
@@ -158,7 +158,7 @@ func New(cfg presets.RedactionConfig, opts ...Option) (*Redactor, error) {
 	return r, nil
 }
 
-func cmp(s, def string) string {
+func nonEmpty(s, def string) string {
 	if s == "" {
 		return def
 	}
