@@ -1,6 +1,9 @@
 package presets
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Mode decides which tools tools/list shows and which tools CodeCall indexes.
 type Mode string
@@ -215,6 +218,70 @@ type DirectCallsConfig struct {
 	AllowedTools []string `koanf:"allowedTools" json:"allowedTools,omitempty"`
 }
 
+// AuditConfig controls the audit log: one JSON line per event (see the
+// policy/audit package).
+type AuditConfig struct {
+	// Path is where audit events are written: "" writes none, "-" writes to
+	// standard error, anything else is a file appended to (created with
+	// mode 0600 when missing). A relative path is relative to the process's
+	// working directory.
+	Path string `koanf:"path" json:"path,omitempty"`
+}
+
+// RedactionPattern is an operator-defined value pattern: every match in a
+// string that is logged, audited, shown in an approval prompt or returned to
+// the client is replaced by the placeholder.
+type RedactionPattern struct {
+	// Name identifies the pattern in errors and documentation; letters,
+	// digits, '_' and '-'; unique, and not the name of a built-in pattern.
+	Name string `koanf:"name" json:"name"`
+	// Regex is an RE2 regular expression (Go regexp syntax). When it has a
+	// group named "secret", only that group is replaced, so
+	// `token=(?P<secret>\S+)` keeps "token=" readable. It must not match the
+	// empty string.
+	Regex string `koanf:"regex" json:"regex"`
+}
+
+// RedactionConfig controls how secrets are removed from values before they
+// are logged, audited, shown in approval prompts or returned to the client
+// (see the policy/redact package). The built-in rules always apply; these
+// keys add to them.
+type RedactionConfig struct {
+	// Keys are extra object keys whose values are always redacted, as
+	// globs matched case-insensitively against the key in snake_case
+	// (apiKey, api-key and API_KEY are all api_key): "ssn", "*_pin".
+	Keys []string `koanf:"keys" json:"keys,omitempty"`
+	// Patterns are extra value patterns, applied to every string after the
+	// built-in ones.
+	Patterns []RedactionPattern `koanf:"patterns" json:"patterns,omitempty"`
+	// DisabledPatterns names built-in value patterns to turn off (see
+	// RedactionBuiltinPatterns), for data on which they misfire, such as
+	// numeric identifiers that pass the card-number check.
+	DisabledPatterns []string `koanf:"disabledPatterns" json:"disabledPatterns,omitempty"`
+	// Placeholder replaces every redacted value or match (default
+	// "[REDACTED]").
+	Placeholder string `koanf:"placeholder" json:"placeholder"`
+}
+
+// DefaultRedactionPlaceholder is what redacted values become unless
+// redaction.placeholder says otherwise.
+const DefaultRedactionPlaceholder = "[REDACTED]"
+
+// redactionBuiltinPatterns are the names of the built-in value patterns.
+// The slice is never written; RedactionBuiltinPatterns hands out copies.
+var redactionBuiltinPatterns = []string{
+	"privateKey", "jwt", "bearer", "urlCredentials", "awsAccessKey",
+	"githubToken", "slackToken", "secretAssignment", "cardNumber",
+}
+
+// RedactionBuiltinPatterns returns the names of the value patterns the
+// redactor applies by default, in the order it applies them;
+// redaction.disabledPatterns may list any of them. The policy/redact package
+// documents what each one matches.
+func RedactionBuiltinPatterns() []string {
+	return slices.Clone(redactionBuiltinPatterns)
+}
+
 // Config is CodeCall's whole configuration. The package documentation
 // describes every key and its default; build one with Default, Load or Parse,
 // and check one built in Go with Validate.
@@ -238,6 +305,11 @@ type Config struct {
 	Tools map[string]ToolOverride `koanf:"tools" json:"tools,omitempty"`
 	// DirectCalls controls codecall.invoke.
 	DirectCalls DirectCallsConfig `koanf:"directCalls" json:"directCalls"`
+	// Audit controls the audit log.
+	Audit AuditConfig `koanf:"audit" json:"audit"`
+	// Redaction controls how secrets are removed from logged, audited and
+	// returned values.
+	Redaction RedactionConfig `koanf:"redaction" json:"redaction"`
 	// VM are the sandbox limits: the preset's, with any overrides applied.
 	VM Limits `koanf:"vm" json:"vm"`
 	// Policy selects the Rego policy every tool call is decided by.
@@ -300,6 +372,8 @@ func Default() Config {
 		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.35},
 		Describe:    DescribeConfig{MaxDefinitions: 10},
 		DirectCalls: DirectCallsConfig{Enabled: false},
+		Audit:       AuditConfig{Path: ""},
+		Redaction:   RedactionConfig{Placeholder: DefaultRedactionPlaceholder},
 		VM:          limits,
 		Policy:      PolicyConfig{Query: DefaultPolicyQuery},
 		Approval:    ApprovalConfig{Timeout: 2 * time.Minute, AllowSessionTrust: true},

@@ -42,6 +42,19 @@
 //	  requiresApproval       bool     ask the user before each call
 //	directCalls.enabled      bool     register codecall.invoke (default false)
 //	directCalls.allowedTools [glob]   tools invoke may call; empty means all reachable (default empty)
+//	audit.path               string   where audit events go: "" none, "-" standard error, else a file
+//	                                  appended to (created 0600; its directory must exist) (default "")
+//	redaction.keys           [glob]   extra object keys whose values are always redacted, matched
+//	                                  case-insensitively against the key in snake_case: "ssn", "*_pin"
+//	                                  (default empty; the built-in secret-key rules always apply)
+//	redaction.patterns       list     extra value patterns [{name, regex}]; regex is RE2, must not match
+//	                                  the empty string; a group named secret limits what is replaced;
+//	                                  names are unique and not built-in names (default empty)
+//	redaction.disabledPatterns [string] built-in patterns to turn off: privateKey, jwt, bearer,
+//	                                  urlCredentials, awsAccessKey, githubToken, slackToken,
+//	                                  secretAssignment, cardNumber (default empty)
+//	redaction.placeholder    string   what redacted values become, at most 64 bytes, no control
+//	                                  characters (default "[REDACTED]")
 //	vm.timeout               duration > 0                          (preset)
 //	vm.maxToolCalls          int      >= 1                         (preset)
 //	vm.maxConcurrency        int      >= 1                         (preset)
@@ -111,7 +124,8 @@
 //	CODECALL_EXCLUDE=admin.*,{users,orgs}.delete
 //
 // tools entries cannot be set from the environment: their keys are tool
-// names and globs, which variable names cannot spell. A CODECALL_ variable
+// names and globs, which variable names cannot spell; nor can
+// redaction.patterns, a list of mappings. A CODECALL_ variable
 // that names no key is an error naming the variable.
 //
 // # Errors

@@ -90,7 +90,7 @@ func resolveEnvKey(rest string) (p keyPath, t reflect.Type, msg string) {
 		p = p.field(f.key)
 		t = f.typ
 		switch last := i == len(parts)-1; {
-		case isKeyedSection(t):
+		case isKeyedSection(t), t.Kind() == reflect.Slice && isSection(t.Elem()):
 			return nil, nil, fmt.Sprintf("%s cannot be set from the environment; set it in the config file", p)
 		case isSection(t) && last:
 			return nil, nil, fmt.Sprintf("%s is a section; set one of its keys (%s) as %s%s%s<KEY>",

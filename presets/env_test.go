@@ -57,6 +57,8 @@ func TestEnvErrors(t *testing.T) {
 		{"CODECALL_VM=fast", "env CODECALL_VM", "", "vm is a section; set one of its keys"},
 		{"CODECALL_MODE__X=1", "env CODECALL_MODE__X", "", "mode is a single value, not a section"},
 		{"CODECALL_TOOLS__HEALTH__APPID=x", "env CODECALL_TOOLS__HEALTH__APPID", "", "tools cannot be set from the environment"},
+		{"CODECALL_REDACTION__PATTERNS=x", "env CODECALL_REDACTION__PATTERNS", "", "redaction.patterns cannot be set from the environment"},
+		{"CODECALL_REDACTION__DISABLED_PATTERNS=jwt,nope", "env CODECALL_REDACTION__DISABLED_PATTERNS", "redaction.disabledPatterns[1]", `unknown built-in pattern "nope"`},
 		{"CODECALL_VM__TIMEOUT=soon", "env CODECALL_VM__TIMEOUT", "vm.timeout", `invalid duration "soon"`},
 		{"CODECALL_VM__TIMEOUT=0s", "env CODECALL_VM__TIMEOUT", "vm.timeout", "must be positive"},
 		{"CODECALL_SEARCH__TOPK=many", "env CODECALL_SEARCH__TOPK", "search.topK", `want an integer, got "many"`},

@@ -21,6 +21,8 @@ func FuzzParse(f *testing.F) {
 		{"search: {lowRelevance: .nan, topK: 1e300}\n", ""},
 		{"x: 1\n---\ny: 2\n", "CODECALL_TOOLS__A=1"},
 		{"tools: {a: {examples: [~, {input: []}]}}\n", ""},
+		{"redaction: {keys: [a, '*_pin'], patterns: [{name: t, regex: 'x(?P<secret>y+)'}, ~], placeholder: '#'}\n", "CODECALL_AUDIT__PATH=-"},
+		{"redaction: {patterns: [{name: jwt, regex: '('}], disabledPatterns: [x]}\n", "CODECALL_REDACTION__PATTERNS=a"},
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s.yaml), s.env)

@@ -75,6 +75,8 @@ func (c Config) issues() []issue {
 	}
 
 	out = append(out, globIssues(root.field("directCalls").field("allowedTools"), c.DirectCalls.AllowedTools)...)
+	out = append(out, c.Audit.issues(root.field("audit"))...)
+	out = append(out, c.Redaction.issues(root.field("redaction"))...)
 	out = append(out, c.VM.issues(root.field("vm"))...)
 
 	pol := root.field("policy")

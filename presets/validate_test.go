@@ -28,7 +28,7 @@ func TestParseErrors(t *testing.T) {
 		{"top-level scalar", "hello\n", 1, "", `got the value "hello"`},
 
 		// Unknown keys.
-		{"unknown top-level key", "mode: codecall_only\ncolour: red\n", 2, "colour", "unknown key; allowed keys: mode, preset, metaTools, search, describe, include, exclude, tools, directCalls, vm"},
+		{"unknown top-level key", "mode: codecall_only\ncolour: red\n", 2, "colour", "unknown key; allowed keys: mode, preset, metaTools, search, describe, include, exclude, tools, directCalls, audit, redaction, vm"},
 		{"wrong case", "Mode: codecall_only\n", 1, "Mode", `did you mean "mode"?`},
 		{"unknown vm key", "vm:\n  timout: 1s\n", 2, "vm.timout", "unknown key; allowed keys: timeout, maxToolCalls, maxConcurrency"},
 		{"unknown tools entry key", "tools:\n  \"billing.*\":\n    appID: billing\n", 3, `tools["billing.*"].appID`, `allowed keys: visibleInListTools, enabledInCodeCall, appId, tags, source, examples, requiresApproval (did you mean "appId"?)`},
