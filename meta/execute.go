@@ -19,6 +19,7 @@ import (
 
 	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/vm"
 )
@@ -72,7 +73,11 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		attribute.Int("codecall.script_bytes", len(in.Script))))
 	defer span.End()
 
+	session := SessionID(ctx)
+	st.Audit.Log(ctx, audit.Event{Type: audit.ExecuteStart, RunID: runID, SessionID: session, Via: string(policy.ViaExecute), ScriptSHA256: scriptSHA})
 	refuse := func(status vm.Status, info vm.ErrorInfo, violations []ast.Violation) *mcp.CallToolResult {
+		st.Audit.Log(ctx, audit.Event{Type: audit.ExecuteEnd, RunID: runID, SessionID: session, Via: string(policy.ViaExecute),
+			ScriptSHA256: scriptSHA, Status: string(status), Duration: time.Since(start), ErrorCode: info.Kind, Error: info.Message})
 		return result(IllegalOutput{Status: status, Error: info, Violations: violations, ToolTrace: []vm.TraceEntry{},
 			Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}, RunID: runID}, true)
 	}
@@ -109,10 +114,10 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	// the plan must outlive this one to hear it. await ties the run to
 	// whichever request is waiting for it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	pr := &pausedRun{session: SessionID(ctx), scriptSHA: scriptSHA, cancel: cancel,
-		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk)}
+	pr := &pausedRun{session: session, scriptSHA: scriptSHA, cancel: cancel, runID: runID, start: start,
+		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk), secrets: &runSecrets{r: st.Redactor}}
 	host := &planHost{env: h.env, st: st, names: NamesFor(st.Config), allowed: allowed, reqCtx: ctx, runID: runID,
-		progress: progressToken(req), session: pr.session, scriptSHA: scriptSHA, planContext: in.Context}
+		progress: progressToken(req), session: pr.session, scriptSHA: scriptSHA, planContext: in.Context, secrets: pr.secrets}
 	if server.IsModernRequest(ctx) {
 		host.pause = pr.pause
 	}
@@ -130,7 +135,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) (*mcp.CallToolResult, vm.Status) {
 	select {
 	case res := <-pr.done:
-		return result(res, res.Status != vm.StatusOK), res.Status
+		return h.finish(ctx, st, pr, res), res.Status
 	case ask := <-pr.asks:
 		token, prompt := st.Approvals.Begin(ask.req)
 		pr.current = ask
@@ -143,8 +148,34 @@ func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) (*mcp.Ca
 	case <-ctx.Done():
 		pr.cancel()
 		res := <-pr.done
-		return result(res, res.Status != vm.StatusOK), res.Status
+		return h.finish(ctx, st, pr, res), res.Status
 	}
+}
+
+// finish audits the end of a run and renders its result, with secrets
+// redacted from everything the client will read: the result, the logs and
+// the error (a tool's input echoed in a tool_error among them).
+func (h *handlers) finish(ctx context.Context, st *State, pr *pausedRun, res *vm.Result) *mcp.CallToolResult {
+	e := audit.Event{Type: audit.ExecuteEnd, RunID: pr.runID, SessionID: pr.session, Via: string(policy.ViaExecute),
+		ScriptSHA256: pr.scriptSHA, Status: string(res.Status), Duration: time.Since(pr.start)}
+	if res.Error != nil {
+		e.ErrorCode, e.Error = res.Error.Code, res.Error.Message
+		if e.ErrorCode == "" {
+			e.ErrorCode = res.Error.Limit
+		}
+	}
+	if len(res.Result) > 0 {
+		e.ResultSHA256, e.ResultBytes = audit.DigestBytes(res.Result)
+	}
+	st.Audit.Log(ctx, e)
+	b, err := json.Marshal(res)
+	if err != nil {
+		return result(res, true)
+	}
+	b = pr.secrets.scrubJSON(st.Redactor.JSON(b, nil))
+	out := mcp.NewToolResultStructured(json.RawMessage(b), string(b))
+	out.IsError = res.Status != vm.StatusOK
+	return out
 }
 
 // statusInputRequired marks, in spans, an execute request answered with an
@@ -234,6 +265,7 @@ type planHost struct {
 	scriptSHA   string
 	planContext map[string]any
 	calls       atomic.Int64
+	secrets     *runSecrets
 	// pause asks a 2026-07-28 client through the waiting execute request;
 	// nil for older clients, which are asked with an elicitation.
 	pause func(ctx context.Context, req policy.ApprovalRequest, timeout time.Duration) policy.ApprovalOutcome
@@ -286,6 +318,9 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 	if err != nil {
 		return nil, &policy.Error{Code: policy.CodeExecution, Tool: name, Message: err.Error()}
 	}
+	if t, ok := p.st.Catalog.Lookup(name); ok {
+		p.secrets.learn(raw, t.OutputSchema)
+	}
 	return raw, nil
 }
 
@@ -321,7 +356,9 @@ func (p *planHost) approve(ctx context.Context, obs *callObserver, call policy.C
 		obs.approved(ctx, policy.ApprovalTrusted)
 		return nil
 	}
-	areq := policy.ApprovalRequest{Tool: out.Tool, Args: call.Args, Via: call.Via, SessionID: call.SessionID, Reason: out.Decision.Reason}
+	// The prompt must not show what the plan got from its tools as
+	// secrets, whatever key the plan put them under.
+	areq := policy.ApprovalRequest{Tool: out.Tool, Args: p.secrets.scrubValue(call.Args), Via: call.Via, SessionID: call.SessionID, Reason: out.Decision.Reason}
 	resume := vm.SuspendClock(ctx)
 	defer resume()
 	var outcome policy.ApprovalOutcome

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -37,9 +38,16 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	res, err := h.invokeAdmitted(ctx, st, obs, req, call)
 	obs.end(ctx, res, err)
 	if err != nil {
-		return toolError(in.Tool, err), nil
+		return st.Redactor.ToolResult(toolError(in.Tool, err), nil), nil
 	}
-	return res, nil
+	if res.ResultType == mcp.ResultTypeInputRequired {
+		return res, nil
+	}
+	var schema json.RawMessage
+	if t, ok := st.Catalog.Lookup(in.Tool); ok {
+		schema = t.OutputSchema
+	}
+	return st.Redactor.ToolResult(res, schema), nil
 }
 
 func (h *handlers) invokeAdmitted(ctx context.Context, st *State, obs *callObserver, req mcp.CallToolRequest, call policy.Call) (*mcp.CallToolResult, error) {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/policy/audit"
+	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/search"
 )
@@ -41,6 +43,11 @@ type State struct {
 	// Tracer starts the spans of execute, search and every tool call; nil
 	// means no tracing.
 	Tracer trace.Tracer
+	// Audit receives the audit events; nil writes none.
+	Audit *audit.Logger
+	// Redactor removes secrets from results returned to the client, from
+	// approval prompts and from logs; nil applies the built-in rules.
+	Redactor *redact.Redactor
 }
 
 // Env is what the meta-tools need from the composition root.

@@ -29,6 +29,8 @@ func NewPausedRuns() *PausedRuns { return &PausedRuns{runs: map[string]*pausedRu
 // pausedRun is a plan running on its own goroutine, whose events an
 // execute request awaits: its end, or a call that needs approval.
 type pausedRun struct {
+	runID     string
+	start     time.Time
 	session   string
 	scriptSHA string
 	cancel    func()
@@ -36,6 +38,7 @@ type pausedRun struct {
 	asks      chan *approvalAsk // a callTool waiting for approval
 	current   *approvalAsk      // the ask the client was shown
 	expires   time.Time         // when an unanswered pause is dropped
+	secrets   *runSecrets       // secrets the plan received from its tools
 }
 
 // approvalAsk is one callTool waiting for a person's answer.

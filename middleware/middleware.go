@@ -27,6 +27,8 @@ import (
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/policy/audit"
+	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/search"
 	"github.com/codecall-go/codecall/typescript"
@@ -70,6 +72,8 @@ type CodeCall struct {
 // under an in-flight search.
 type generation struct {
 	state        meta.State
+	auditKey     string // what the audit logger was built from
+	closeAudit   atomic.Bool
 	descriptions map[string]string
 	fingerprint  string
 	index        *search.Index
@@ -95,6 +99,9 @@ func (g *generation) close() {
 	g.closeOnce.Do(func() {
 		if g.index != nil {
 			_ = g.index.Close()
+		}
+		if g.closeAudit.Load() {
+			_ = g.state.Audit.Close()
 		}
 	})
 }
@@ -163,6 +170,25 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	c.mu.Unlock()
 	go c.background(ctx)
 	return c, nil
+}
+
+// auditLoggerLocked returns the audit logger for cfg: the current one when
+// neither the sink nor the redaction rules changed, else a new one (the
+// old one is closed when the last request using it ends).
+func (c *CodeCall) auditLoggerLocked(old *generation, cfg presets.Config, r *redact.Redactor) (*audit.Logger, string, error) {
+	key := fmt.Sprintf("%q %v", cfg.Audit.Path, cfg.Redaction)
+	if old != nil && old.auditKey == key {
+		return old.state.Audit, key, nil
+	}
+	opts := []audit.Option{audit.WithRedactor(r), audit.WithDiagnostics(c.log)}
+	if c.opts.auditHandler != nil {
+		return audit.New(c.opts.auditHandler, opts...), key, nil
+	}
+	l, err := audit.Open(cfg.Audit, opts...)
+	if err != nil {
+		return nil, "", fmt.Errorf("codecall: %w", err)
+	}
+	return l, key, nil
 }
 
 func policyKey(cfg presets.Config) string {
@@ -384,13 +410,27 @@ func (c *CodeCall) rebuildLocked() error {
 	for _, p := range problems {
 		c.log.Warn("codecall: tool kept out of CodeCall", "tool", p.Tool, "problem", p.Message)
 	}
+	redactor, err := redact.New(cfg.Redaction)
+	if err != nil {
+		return fmt.Errorf("codecall: %w", err)
+	}
+	auditLog, auditKey, err := c.auditLoggerLocked(old, cfg, redactor)
+	if err != nil {
+		return err
+	}
 	idx, err := search.New(snap.Enabled(), search.WithLowRelevance(cfg.Search.LowRelevance))
 	if err != nil {
+		if old == nil || auditLog != old.state.Audit {
+			_ = auditLog.Close()
+		}
 		return fmt.Errorf("codecall: building the search index: %w", err)
 	}
+	c.approvals.SetRedactor(redactor)
 	g := &generation{
 		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate,
-			Approvals: c.approvals, Paused: c.paused, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation)},
+			Approvals: c.approvals, Paused: c.paused, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation),
+			Audit: auditLog, Redactor: redactor},
+		auditKey:    auditKey,
 		fingerprint: fp,
 		index:       idx,
 	}
@@ -399,6 +439,7 @@ func (c *CodeCall) rebuildLocked() error {
 	configChanged := c.cfgChanged
 	c.cfgChanged = false
 	if old != nil {
+		old.closeAudit.Store(old.state.Audit != auditLog)
 		old.retire()
 		// mcp-go announces changes to its own tool set; a change made only by
 		// CodeCall's filter (a config reload) is announced here.

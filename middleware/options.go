@@ -33,6 +33,14 @@ type options struct {
 	watch        bool
 	noReload     bool
 	tracer       trace.TracerProvider
+	auditHandler slog.Handler
+}
+
+// WithAuditHandler sends the audit events to h (one record per event, the
+// event type as its message) instead of the file named by audit.path.
+// Secrets are redacted before they reach h.
+func WithAuditHandler(h slog.Handler) Option {
+	return func(o *options) { o.auditHandler = h }
 }
 
 // WithTracerProvider sends CodeCall's spans (codecall.execute,

@@ -29,7 +29,16 @@ type Call struct {
 type RunInfo struct {
 	ID           string
 	ScriptSHA256 string
-	CallIndex    int
+	// CallIndex is the call's position in the run, from 1.
+	CallIndex int
+}
+
+// Index returns the call index, 0 for a nil RunInfo.
+func (r *RunInfo) Index() int {
+	if r == nil {
+		return 0
+	}
+	return r.CallIndex
 }
 
 // ToolDocument is the input.tool document of the policy input for t; see
