@@ -70,6 +70,7 @@ type Gate struct {
 	policies        *Policies
 	filterDiscovery bool
 	never           sync.Map // neverKey -> bool: NeverAllows, cached per engine
+	toolTerms       sync.Map // *catalog.Tool -> *ast.Term: the input.tool document
 }
 
 // GateOption configures a Gate.

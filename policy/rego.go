@@ -201,6 +201,10 @@ func (e *Engine) Decide(ctx context.Context, input map[string]any) (Decision, er
 	if err != nil {
 		return deny("the call's input cannot be given to the policy"), fmt.Errorf("policy input: %w", err)
 	}
+	return e.decideValue(ctx, val)
+}
+
+func (e *Engine) decideValue(ctx context.Context, val ast.Value) (Decision, error) {
 	rs, err := e.prepared.Eval(ctx, rego.EvalParsedInput(val))
 	if err != nil {
 		var te *topdown.Error
