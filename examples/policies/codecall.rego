@@ -67,15 +67,22 @@ deny contains "input.tool.name must be a non-empty string" if {
 	tool_name == "(unnamed tool)"
 }
 
-deny contains msg if {
-	not via_is_known
-	msg := sprintf("input.via must be execute, invoke or direct, not %s", [json.marshal(object.get(input, "via", null))])
-}
+deny contains "input must be an object" if not is_object(input)
 
 deny contains msg if {
-	"args" in object.keys(input)
-	not is_object(input.args)
-	msg := sprintf("input.args must be an object, not %s", [type_name(input.args)])
+	not via_is_known
+	msg := sprintf("input.via must be execute, invoke or direct, not %s", [json.marshal(given_via)])
+}
+
+# input.via as given, for messages; null when missing.
+given_via := via if {
+	via := input.via
+} else := null
+
+deny contains msg if {
+	given := input.args
+	not is_object(given)
+	msg := sprintf("input.args must be an object, not %s", [type_name(given)])
 }
 
 # Why an allowed call needs no approval.

@@ -28,6 +28,20 @@ test_empty_input_is_denied if {
 	contains(d.reason, "input.via must be execute, invoke or direct, not null")
 }
 
+test_input_that_is_not_an_object_is_denied if {
+	every doc in [null, 1, "crm.get_contact", ["crm.get_contact"]] {
+		d := decide(doc, wednesday_afternoon)
+		denied(d)
+		contains(d.reason, "input must be an object")
+	}
+}
+
+test_missing_input_is_denied if {
+	d := codecall.decision with time.now_ns as wednesday_afternoon
+	denied(d)
+	contains(d.reason, "input.tool must be an object")
+}
+
 test_tool_that_is_not_an_object_is_denied if {
 	d := decide({"tool": "crm.get_contact", "via": "direct"}, wednesday_afternoon)
 	denied(d)

@@ -2,6 +2,7 @@ package policies_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -32,12 +33,15 @@ func withoutTests(_ string, info fs.FileInfo, _ int) bool {
 }
 
 // preparedDecision prepares data.codecall.decision over the example policy
-// set once; the prepared query is safe for concurrent use.
+// set once; the prepared query is safe for concurrent use. Built-in errors
+// (a type error in a call, a bad time zone) are evaluation errors here
+// instead of silently undefined expressions, so the tests catch them.
 func preparedDecision(ctx context.Context) (rego.PreparedEvalQuery, error) {
 	return rego.New(
 		rego.Query("data.codecall.decision"),
 		rego.Load([]string{policyDir}, withoutTests),
 		rego.Strict(true),
+		rego.StrictBuiltinErrors(true),
 	).PrepareForEval(ctx)
 }
 
@@ -250,6 +254,54 @@ func TestMalformedInputIsDenied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDecisionIsAlwaysDefined evaluates the policy for arbitrary JSON input:
+// whatever a caller sends, the decision is a well-formed document, with no
+// evaluation error, and input that is not an object is denied.
+func FuzzDecisionIsAlwaysDefined(f *testing.F) {
+	seeds := []string{
+		`{}`, `null`, `1`, `"crm.get_contact"`, `[]`, `{"tool": null}`,
+		`{"tool": {"name": 7, "appId": ["crm"]}, "via": {"x": 1}, "args": "a"}`,
+		`{"tool": {"name": "crm.get_contact", "appId": "crm", "annotations": {"readOnlyHint": true, "explicit": {"readOnlyHint": true}}}, "via": "direct"}`,
+		`{"tool": {"name": "billing.refund_payment", "appId": "billing"}, "via": "execute", "args": {"amount_cents": 1e300}}`,
+		`{"tool": {"name": "billing.refund_payment", "appId": "billing"}, "via": "invoke", "args": {"amount_cents": -0.5}}`,
+		`{"tool": {"name": "users.delete_account", "appId": "users", "annotations": "x"}, "via": "execute", "args": null}`,
+		`{"tool": {"name": "crm.x", "appId": "crm", "annotations": {"explicit": 5, "destructiveHint": false}}, "via": "direct"}`,
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	pq, err := preparedDecision(context.Background())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var in any
+		if err := json.Unmarshal([]byte(text), &in); err != nil {
+			t.Skip("not JSON")
+		}
+		rs, err := pq.Eval(context.Background(), rego.EvalInput(in), rego.EvalTime(saturdayMorning))
+		if err != nil {
+			t.Fatalf("input %s: %v", text, err)
+		}
+		if len(rs) != 1 || len(rs[0].Expressions) != 1 {
+			t.Fatalf("input %s: decision is undefined", text)
+		}
+		doc, ok := rs[0].Expressions[0].Value.(map[string]any)
+		if !ok || len(doc) != 3 {
+			t.Fatalf("input %s: decision %#v is not an object of three fields", text, rs[0].Expressions[0].Value)
+		}
+		allow, okAllow := doc["allow"].(bool)
+		_, okApproval := doc["requireApproval"].(bool)
+		reason, okReason := doc["reason"].(string)
+		if !okAllow || !okApproval || !okReason || reason == "" {
+			t.Fatalf("input %s: malformed decision %v", text, doc)
+		}
+		if _, isObject := in.(map[string]any); !isObject && allow {
+			t.Fatalf("input %s: allowed input that is not an object", text)
+		}
+	})
 }
 
 // TestEveryDemoToolHasADecision sweeps all demo tools over the three paths
