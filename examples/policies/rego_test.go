@@ -148,7 +148,9 @@ func (r regoRun) failures() []string {
 }
 
 // runRegoTests loads the .rego and data files under dir as `opa test` does
-// and runs every test_ rule with coverage. When a test fails, the tests run again with tracing (which OPA
+// and runs every test_ rule with coverage. A built-in error (a type error in
+// a call, a bad time zone) is reported as the test's error rather than
+// passing unnoticed as an undefined expression. When a test fails, the tests run again with tracing (which OPA
 // cannot combine with coverage) to find the expression that failed.
 func runRegoTests(ctx context.Context, dir string) (regoRun, error) {
 	modules, store, err := tester.Load([]string{dir}, nil)
@@ -158,7 +160,8 @@ func runRegoTests(ctx context.Context, dir string) (regoRun, error) {
 	newRunner := func() *tester.Runner {
 		return tester.NewRunner().
 			SetStore(store).
-			SetCompiler(ast.NewCompiler().WithStrict(true))
+			SetCompiler(ast.NewCompiler().WithStrict(true)).
+			RaiseBuiltinErrors(true)
 	}
 	coverage := cover.New()
 	ch, err := newRunner().SetCoverageQueryTracer(coverage).SetCoverageRuns([]cover.Kind{}).Run(ctx, modules)
@@ -185,7 +188,7 @@ func runRegoTests(ctx context.Context, dir string) (regoRun, error) {
 			return regoRun{}, fmt.Errorf("compiling %s: %w", dir, err)
 		}
 		for res := range traced {
-			if res.Fail {
+			if res.Fail && res.Error == nil {
 				run.why[testName(res)] = "failed at " + failedExpression(res.Trace)
 			}
 		}
@@ -339,8 +342,8 @@ func TestRegoProblemsWithoutFiles(t *testing.T) {
 }
 
 // TestRegoTestFailuresAreReported proves that runRegoTests reports a failing
-// test with the expression that failed, a test whose built-in call fails,
-// and an uncovered policy line.
+// test with the expression that failed, a test whose built-in call fails
+// with that error, and an uncovered policy line.
 func TestRegoTestFailuresAreReported(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"p.rego": "package p\n\nlimit := 10\n\nbig if input.n > limit\n\nunused if input.n < 0\n",
@@ -357,7 +360,7 @@ func TestRegoTestFailuresAreReported(t *testing.T) {
 		t.Fatalf("got %d results, want 3", len(run.results))
 	}
 	failed := strings.Join(run.failures(), "\n")
-	for _, want := range []string{"p_test.test_fails: failed at ", "p_test.rego:7:\n", "undefined", "p_test.test_errors: failed at ", "1 / zero > 0"} {
+	for _, want := range []string{"p_test.test_fails: failed at ", "p_test.rego:7:\n", "undefined", "p_test.test_errors: error: ", "divide by zero"} {
 		if !strings.Contains(failed, want) {
 			t.Errorf("failures do not mention %q:\n%s", want, failed)
 		}
