@@ -60,14 +60,16 @@ tool_is_object if is_object(input.tool)
 
 via_is_known if input.via in paths
 
+# Without any input this is undefined too; the rules below then report the
+# missing fields.
+deny contains "input must be an object" if not is_object(input)
+
 deny contains "input.tool must be an object" if not tool_is_object
 
 deny contains "input.tool.name must be a non-empty string" if {
 	tool_is_object
 	tool_name == "(unnamed tool)"
 }
-
-deny contains "input must be an object" if not is_object(input)
 
 deny contains msg if {
 	not via_is_known
