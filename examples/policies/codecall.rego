@@ -52,6 +52,8 @@ args := input.args if {
 } else := {}
 
 # Malformed input is denied with a reason that says which field is wrong.
+# Input that is not an object at all has no tool and no via, and is denied
+# for both.
 #
 # The checks go through helper rules because OPA evaluates the arguments of
 # a call before `not`: `not is_object(input.tool)` is undefined, not true,
@@ -59,10 +61,6 @@ args := input.args if {
 tool_is_object if is_object(input.tool)
 
 via_is_known if input.via in paths
-
-# Without any input this is undefined too; the rules below then report the
-# missing fields.
-deny contains "input must be an object" if not is_object(input)
 
 deny contains "input.tool must be an object" if not tool_is_object
 

@@ -32,7 +32,7 @@ test_input_that_is_not_an_object_is_denied if {
 	every doc in [null, 1, "crm.get_contact", ["crm.get_contact"]] {
 		d := decide(doc, wednesday_afternoon)
 		denied(d)
-		contains(d.reason, "input must be an object")
+		d.reason == "input.tool must be an object; input.via must be execute, invoke or direct, not null"
 	}
 }
 
