@@ -16,7 +16,11 @@ local_day := time.weekday([now_ns, hours.timezone])
 
 local_date := sprintf("%04d-%02d-%02d", time.date([now_ns, hours.timezone]))
 
-local_time := sprintf("%02d:%02d", [clock[0], clock[1]]) if clock := time.clock([now_ns, hours.timezone])
+local_clock := time.clock([now_ns, hours.timezone])
+
+local_minute := (local_clock[0] * 60) + local_clock[1]
+
+local_time := sprintf("%02d:%02d", [local_clock[0], local_clock[1]])
 
 # Minutes since midnight of an "HH:MM" string.
 minute_of_day(hhmm) := (to_number(parts[0]) * 60) + to_number(parts[1]) if parts := split(hhmm, ":")
@@ -24,8 +28,8 @@ minute_of_day(hhmm) := (to_number(parts[0]) * 60) + to_number(parts[1]) if parts
 in_business_hours if {
 	local_day in hours.days
 	not local_date in object.get(hours, "holidays", [])
-	minute_of_day(local_time) >= minute_of_day(hours.start)
-	minute_of_day(local_time) < minute_of_day(hours.end)
+	local_minute >= minute_of_day(hours.start)
+	local_minute < minute_of_day(hours.end)
 }
 
 # When business hours are, for messages.
