@@ -46,8 +46,27 @@ deny contains msg if {
 	msg := sprintf("%s: args.%s is required by this policy", [tool_name, amount_limit.arg])
 }
 
+# Anything but an explicit allow or deny (approve, a typo, nothing) asks.
 approval contains msg if {
-	amount_limit.when_missing == "approve"
+	amount_limit
+	not missing_amount_settled
 	not amount_limit.arg in object.keys(args)
 	msg := sprintf("%s was called without args.%s, so the amount is not known before the call", [tool_name, amount_limit.arg])
+}
+
+# when_missing itself decides a call without the amount.
+missing_amount_settled if amount_limit.when_missing in {"allow", "deny"}
+
+# A limit the rules above cannot read would let every amount through, so
+# the tool is refused until the settings are fixed.
+deny contains msg if {
+	amount_limit
+	not readable_limit
+	msg := sprintf("%s: codecall_settings.amount_limits[%q] needs arg (a string), approve_above and deny_above (whole cents)", [tool_name, tool_name])
+}
+
+readable_limit if {
+	is_string(amount_limit.arg)
+	whole_cents(amount_limit.approve_above)
+	whole_cents(amount_limit.deny_above)
 }

@@ -70,6 +70,30 @@ test_missing_amount_can_be_denied if {
 	d.reason == "billing.refund_payment: args.amount_cents is required by this policy"
 }
 
+test_misspelt_or_missing_when_missing_asks if {
+	every ops in [
+		[{"op": "replace", "path": "/amount_limits/billing.record_payment/when_missing", "value": "alow"}],
+		[{"op": "remove", "path": "/amount_limits/billing.record_payment/when_missing"}],
+	] {
+		d := decide(call(record_payment, {"invoice_id": "inv_001"}, "execute"), wednesday_afternoon) with data.codecall_settings as patched(ops)
+		needs_approval(d)
+		contains(d.reason, "without args.amount_cents")
+	}
+}
+
+test_unreadable_limit_denies_the_tool if {
+	broken := [
+		[{"op": "remove", "path": "/amount_limits/billing.record_payment/approve_above"}],
+		[{"op": "replace", "path": "/amount_limits/billing.record_payment/deny_above", "value": "100000"}],
+		[{"op": "remove", "path": "/amount_limits/billing.record_payment/arg"}],
+	]
+	every ops in broken {
+		d := decide(payment(500), wednesday_afternoon) with data.codecall_settings as patched(ops)
+		denied(d)
+		contains(d.reason, `codecall_settings.amount_limits["billing.record_payment"] needs arg`)
+	}
+}
+
 test_amount_that_is_not_whole_cents_is_denied if {
 	cases := [
 		["1500", `"1500"`],
