@@ -35,15 +35,19 @@ in_business_hours if {
 # When business hours are, for messages.
 hours_text := sprintf("%s %s-%s %s, except holidays", [concat(", ", hours.days), hours.start, hours.end, hours.timezone])
 
+# Anything but outside: approve (deny, a typo, nothing) denies.
+outside_hours_approves if hours.outside == "approve"
+
 deny contains msg if {
-	hours.outside == "deny"
+	hours
+	not outside_hours_approves
 	destructive
 	not in_business_hours
 	msg := sprintf("%s is destructive and runs only in business hours (%s); it is %s %s %s there now", [tool_name, hours_text, local_day, local_date, local_time])
 }
 
 approval contains msg if {
-	hours.outside == "approve"
+	outside_hours_approves
 	destructive
 	not in_business_hours
 	msg := sprintf("%s is destructive and it is outside business hours (%s): %s %s %s", [tool_name, hours_text, local_day, local_date, local_time])

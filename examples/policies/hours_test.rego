@@ -60,6 +60,15 @@ test_outside_hours_can_require_approval_instead if {
 	contains(d.reason, "Saturday 2026-11-21 11:00")
 }
 
+test_misspelt_or_missing_outside_denies if {
+	every ops in [
+		[{"op": "replace", "path": "/business_hours/outside", "value": "Approve"}],
+		[{"op": "remove", "path": "/business_hours/outside"}],
+	] {
+		denied(decide(delete_con, saturday_morning)) with data.codecall_settings as patched(ops)
+	}
+}
+
 test_rule_is_off_without_business_hours if {
 	d := decide(delete_con, saturday_morning) with data.codecall_settings as patched([{"op": "remove", "path": "/business_hours"}])
 	needs_approval(d)
