@@ -39,16 +39,16 @@ hours_text := sprintf("%s %s-%s %s, except holidays", [concat(", ", hours.days),
 outside_hours_approves if hours.outside == "approve"
 
 deny contains msg if {
+	destructive
 	hours
 	not outside_hours_approves
-	destructive
 	not in_business_hours
 	msg := sprintf("%s is destructive and runs only in business hours (%s); it is %s %s %s there now", [tool_name, hours_text, local_day, local_date, local_time])
 }
 
 approval contains msg if {
-	outside_hours_approves
 	destructive
+	outside_hours_approves
 	not in_business_hours
 	msg := sprintf("%s is destructive and it is outside business hours (%s): %s %s %s", [tool_name, hours_text, local_day, local_date, local_time])
 }
