@@ -125,3 +125,17 @@ test_dollars if {
 	codecall.dollars(123456) == "$1234.56"
 	codecall.dollars(100000000) == "$1000000.00"
 }
+
+# The shipped settings are readable: an edit to data.yaml that this rule
+# cannot read fails here instead of silently switching the rule off.
+test_amount_limits_are_consistent if {
+	count(data.codecall_settings.amount_limits) > 0
+	every name, limit in data.codecall_settings.amount_limits {
+		is_string(name)
+		is_string(limit.arg)
+		codecall.whole_cents(limit.approve_above)
+		codecall.whole_cents(limit.deny_above)
+		limit.approve_above < limit.deny_above
+		limit.when_missing in {"allow", "approve", "deny"}
+	}
+}

@@ -1,6 +1,8 @@
 # Tests of the per-app allowlist (apps.rego).
 package codecall_test
 
+import data.codecall
+
 test_read_only_tool_is_allowed_on_every_listed_path if {
 	every via in ["execute", "invoke", "direct"] {
 		allowed(decide(call(get_contact, {"contact_id": "con_001"}, via), wednesday_afternoon))
@@ -72,4 +74,26 @@ test_deny_tools_star_stays_in_one_segment if {
 test_health_tool_of_the_demo_server_is_allowed if {
 	d := decide(call(health, {}, "direct"), saturday_morning)
 	d == {"allow": true, "requireApproval": false, "reason": "health is read-only"}
+}
+
+# The shipped settings are readable: an edit to data.yaml that this rule
+# cannot read fails here instead of silently switching the rule off.
+test_every_app_lists_known_paths if {
+	count(data.codecall_settings.apps) > 0
+	every name, app in data.codecall_settings.apps {
+		is_string(name)
+		count(app.via) > 0
+		every via in app.via {
+			via in codecall.paths
+		}
+		every pattern in object.get(app, "deny_tools", []) {
+			is_string(pattern)
+		}
+	}
+}
+
+# The demo server's apps are all listed, so the policy runs in front of it.
+test_demo_apps_are_listed if {
+	demo_apps := {"analytics", "billing", "codecall-demo", "crm", "inventory", "notifications", "support", "users"}
+	demo_apps == object.keys(data.codecall_settings.apps)
 }

@@ -83,3 +83,21 @@ test_minute_of_day if {
 	codecall.minute_of_day("09:30") == 570
 	codecall.minute_of_day("23:59") == 1439
 }
+
+# The shipped settings are readable: an edit to data.yaml that this rule
+# cannot read fails here instead of silently switching the rule off.
+test_business_hours_are_consistent if {
+	hours := data.codecall_settings.business_hours
+	count(time.clock([0, hours.timezone])) == 3
+	count(hours.days) > 0
+	every day in hours.days {
+		day in {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+	}
+	regex.match(`^([01][0-9]|2[0-3]):[0-5][0-9]$`, hours.start)
+	regex.match(`^([01][0-9]|2[0-3]):[0-5][0-9]$`, hours.end)
+	codecall.minute_of_day(hours.start) < codecall.minute_of_day(hours.end)
+	every day in hours.holidays {
+		time.parse_ns("2006-01-02", day) > 0
+	}
+	hours.outside in {"deny", "approve"}
+}
