@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/examples/demo"
@@ -499,4 +502,44 @@ func Example() {
 	// - billing.refund_payment is destructive (its author set destructiveHint: true)
 	// - billing.refund_payment requires approval (requiresApproval in its metadata or the CodeCall config)
 	// - billing.refund_payment: $250.00 is above $100.00, which needs approval
+}
+
+// TestSampleConfigLoadsThisPolicy reads examples/codecall-policies.yaml and
+// evaluates its policy.query over its policy.paths, resolved from the
+// repository root as the CLI resolves them when run from there.
+func TestSampleConfigLoadsThisPolicy(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "codecall-policies.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Policy struct {
+			Paths           []string `yaml:"paths"`
+			Query           string   `yaml:"query"`
+			FilterDiscovery bool     `yaml:"filterDiscovery"`
+		} `yaml:"policy"`
+	}
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("codecall-policies.yaml: %v", err)
+	}
+	if len(cfg.Policy.Paths) == 0 || cfg.Policy.Query != "data.codecall.decision" {
+		t.Fatalf("codecall-policies.yaml: policy = %+v, want paths and query data.codecall.decision", cfg.Policy)
+	}
+	var paths []string
+	for _, p := range cfg.Policy.Paths {
+		paths = append(paths, filepath.Join("..", "..", p))
+	}
+	ctx := t.Context()
+	pq, err := rego.New(rego.Query(cfg.Policy.Query), rego.Load(paths, nil), rego.Strict(true)).PrepareForEval(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := demoCatalog(t).Lookup("crm.get_contact")
+	d, err := decide(ctx, pq, inputFor(tool, map[string]any{"contact_id": "con_001"}, "direct"), wednesdayAfternoon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.outcome() != "allow" {
+		t.Errorf("got %+v from the sample config's policy, want allow", d)
+	}
 }
