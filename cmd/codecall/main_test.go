@@ -56,8 +56,10 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-	if code, _, _ := runCLI(t, "check", "--config", "../../examples/codecall.yaml"); code != 0 {
-		t.Error("the sample config examples/codecall.yaml does not pass check")
+	for _, sample := range []string{"../../examples/codecall.yaml", "../../examples/codecall-policies.yaml"} {
+		if code, out, _ := runCLI(t, "check", "--config", sample); code != 0 {
+			t.Errorf("the sample config %s does not pass check:\n%s", sample, out)
+		}
 	}
 }
 

@@ -1,0 +1,156 @@
+package policies_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/examples/demo"
+	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// policyCopy copies this policy set into a temporary directory with the
+// business-hours rule set to ask rather than deny, so the decisions below
+// do not depend on the hour the test runs at.
+func policyCopy(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".rego") && name != "data.yaml" {
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "data.yaml" {
+			if !strings.Contains(string(b), "outside: deny") {
+				t.Fatal("data.yaml no longer has business_hours.outside: deny; update this test")
+			}
+			b = []byte(strings.Replace(string(b), "outside: deny", "outside: approve", 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestSameDecisionOnEveryPath runs the example policy in front of the demo
+// server and makes the same calls through the three paths: a client's
+// direct tools/call, codecall.invoke and a plan's callTool. The client
+// cannot show approval prompts, so a call that needs approval answers
+// APPROVAL_REQUIRED. Where the policy says a path differs (billing is not
+// reachable directly; a plan's outbound writes ask), the table says so.
+func TestSameDecisionOnEveryPath(t *testing.T) {
+	cfg := presets.Default()
+	cfg.Policy.Paths = []string{policyCopy(t)}
+	cfg.DirectCalls.Enabled = true
+	cfg.Tools = map[string]presets.ToolOverride{"*": {VisibleInListTools: catalog.Bool(true)}}
+	srv := demo.New()
+	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithoutReload())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+	init.Params.ClientInfo = mcp.Implementation{Name: "paths-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+
+	const (
+		ok       = ""
+		denied   = "ACCESS_DENIED"
+		approval = "APPROVAL_REQUIRED"
+		// The demo validates input before any middleware runs, so a
+		// malformed direct call never reaches the gate.
+		invalid = "input schema validation failed"
+	)
+	tests := []struct {
+		tool                    string
+		args                    map[string]any
+		direct, invoke, execute string
+	}{
+		{"crm.get_contact", map[string]any{"contact_id": "con_001"}, ok, ok, ok},
+		{"support.list_tickets", map[string]any{}, ok, ok, ok},
+		{"crm.delete_contact", map[string]any{"contact_id": "con_002"}, approval, approval, approval},
+		{"users.delete_account", map[string]any{"user_id": "usr_003"}, denied, denied, denied},
+		{"billing.list_invoices", map[string]any{}, denied, ok, ok},
+		{"billing.refund_payment", map[string]any{"payment_id": "pay_001", "amount_cents": 1500}, denied, approval, approval},
+		{"billing.refund_payment", map[string]any{"payment_id": "pay_001", "amount_cents": 150000}, denied, denied, denied},
+		{"billing.refund_payment", map[string]any{"payment_id": "pay_001", "amount_cents": "1500"}, invalid, denied, denied},
+		{"notifications.send_email", map[string]any{"to": "ada@example.com", "subject": "Hi", "body": "Hello"}, ok, ok, approval},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s %v", tt.tool, tt.args), func(t *testing.T) {
+			for via, want := range map[string]string{"direct": tt.direct, "invoke": tt.invoke, "execute": tt.execute} {
+				if got := callVia(t, c, via, tt.tool, tt.args); got != want {
+					t.Errorf("%s: code %q, want %q", via, got, want)
+				}
+			}
+		})
+	}
+}
+
+// callVia calls tool through one path and returns the error code the
+// caller sees, "" when the call ran.
+func callVia(t *testing.T, c *client.Client, via, tool string, args map[string]any) string {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	switch via {
+	case "direct":
+		req.Params.Name, req.Params.Arguments = tool, args
+	case "invoke":
+		req.Params.Name, req.Params.Arguments = "codecall.invoke", map[string]any{"tool": tool, "input": args}
+	case "execute":
+		in, _ := json.Marshal(args)
+		req.Params.Name = "codecall.execute"
+		req.Params.Arguments = map[string]any{"script": fmt.Sprintf("return await callTool(%q, %s);", tool, in)}
+	}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", via, tool, err)
+	}
+	text := mcp.GetTextFromContent(res.Content[0])
+	if !res.IsError {
+		return ""
+	}
+	if via == "direct" {
+		code, _, _ := strings.Cut(text, ":")
+		return code
+	}
+	var body struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(text), &body); err != nil || body.Error.Code == "" {
+		t.Fatalf("%s %s: unexpected error result %s", via, tool, text)
+	}
+	return body.Error.Code
+}
