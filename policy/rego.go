@@ -34,6 +34,7 @@ type Engine struct {
 	files    []string
 	prepared rego.PreparedEvalQuery
 	partial  *rego.PreparedPartialQuery // nil when the decision's shape cannot be asked about
+	discover *rego.PreparedEvalQuery    // the policy's own discoverable rule, when it has one
 	loadedAt time.Time
 }
 
@@ -124,6 +125,13 @@ func LoadEngine(ctx context.Context, paths []string, query string) (*Engine, err
 	partialOpts := append(opts[:len(opts):len(opts)], rego.Query(query+".allow == true"))
 	if partial, err := rego.New(partialOpts...).PrepareForPartial(ctx); err == nil {
 		e.partial = &partial
+	}
+	if dq := DiscoveryQuery(query); checkDefined(ctx, prepared, dq) == nil {
+		discover, err := rego.New(append(opts[:len(opts):len(opts)], rego.Query(dq))...).PrepareForEval(ctx)
+		if err != nil {
+			return nil, &LoadError{Problems: loaderProblems(err)}
+		}
+		e.discover = &discover
 	}
 	return e, nil
 }
@@ -251,15 +259,38 @@ func parseDecision(v any, query string) (Decision, error) {
 
 func deny(reason string) Decision { return Decision{Allow: false, Reason: reason} }
 
+// DiscoveryQuery is the rule a policy may define, next to its decision
+// rule, to say which tools search and describe may show: for the query
+// data.codecall.decision it is data.codecall.discoverable.
+func DiscoveryQuery(query string) string {
+	if i := strings.LastIndex(query, "."); i > 0 {
+		return query[:i] + ".discoverable"
+	}
+	return query + ".discoverable"
+}
+
 // NeverAllows reports whether the policy denies every call of the tool
 // described by toolDoc, whatever its arguments, path, session, run and
-// context: partial evaluation with those unknown leaves no way to allow.
+// context. A policy that defines the discoverable rule (DiscoveryQuery)
+// answers for itself: the rule is evaluated with input.tool alone, and
+// false hides the tool. Otherwise partial evaluation with everything but
+// the tool unknown must prove that no call can be allowed; when it cannot
+// (aggregates and comprehensions over unknown input are kept as they are)
+// the tool stays visible, since the gate still decides every call.
 func (e *Engine) NeverAllows(ctx context.Context, toolDoc map[string]any) bool {
-	if e.partial == nil {
-		return false
-	}
 	val, err := ast.InterfaceToValue(map[string]any{"tool": toolDoc})
 	if err != nil {
+		return false
+	}
+	if e.discover != nil {
+		rs, err := e.discover.Eval(ctx, rego.EvalParsedInput(val))
+		if err != nil || len(rs) == 0 || len(rs[0].Expressions) == 0 {
+			return false
+		}
+		visible, ok := rs[0].Expressions[0].Value.(bool)
+		return ok && !visible
+	}
+	if e.partial == nil {
 		return false
 	}
 	pq, err := e.partial.Partial(ctx, rego.EvalParsedInput(val),

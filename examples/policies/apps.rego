@@ -28,3 +28,20 @@ deny contains msg if {
 	glob.match(pattern, ["."], tool_name)
 	msg := sprintf("%s is blocked by codecall_settings.apps[%q].deny_tools (%q)", [tool_name, app_id, pattern])
 }
+
+# Whether codecall.search and codecall.describe may show the tool when
+# policy.filterDiscovery is on: CodeCall asks this rule, next to the
+# decision, with only input.tool set. A tool of an app missing from the
+# allowlist, or blocked by deny_tools, is denied on every path whatever
+# its arguments, so it is hidden.
+default discoverable := false
+
+discoverable if {
+	app
+	not blocked
+}
+
+blocked if {
+	some pattern in object.get(app, "deny_tools", [])
+	glob.match(pattern, ["."], tool_name)
+}

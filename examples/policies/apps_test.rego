@@ -97,3 +97,15 @@ test_demo_apps_are_listed if {
 	demo_apps := {"analytics", "billing", "codecall-demo", "crm", "inventory", "notifications", "support", "users"}
 	demo_apps == object.keys(data.codecall_settings.apps)
 }
+
+test_listed_tool_is_discoverable if {
+	codecall.discoverable with input as {"tool": get_contact}
+}
+
+test_blocked_tool_is_not_discoverable if {
+	not codecall.discoverable with input as {"tool": tool("users.delete_account", "users", read_only_hints)}
+}
+
+test_tool_of_unlisted_app_is_not_discoverable if {
+	not codecall.discoverable with input as {"tool": tool("erp.post_journal", "erp", read_only_hints)}
+}

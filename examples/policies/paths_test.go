@@ -15,6 +15,7 @@ import (
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/examples/demo"
 	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -153,4 +154,29 @@ func callVia(t *testing.T, c *client.Client, via, tool string, args map[string]a
 		t.Fatalf("%s %s: unexpected error result %s", via, tool, text)
 	}
 	return body.Error.Code
+}
+
+// TestDiscoveryFilterIgnoresTheClock checks policy.filterDiscovery with
+// this policy: a tool denied by configuration is hidden, a tool denied only
+// outside business hours is not, whatever the time now.
+func TestDiscoveryFilterIgnoresTheClock(t *testing.T) {
+	e, err := policy.LoadEngine(t.Context(), []string{"."}, presets.DefaultPolicyQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := demoCatalog(t)
+	for name, hidden := range map[string]bool{
+		"users.delete_account": true,  // deny_tools
+		"erp.post_journal":     true,  // app not in the allowlist
+		"crm.delete_contact":   false, // destructive: business hours only
+		"crm.get_contact":      false,
+	} {
+		tool, ok := snap.Lookup(name)
+		if !ok {
+			t.Fatalf("no tool %s", name)
+		}
+		if got := e.NeverAllows(t.Context(), policy.ToolDocument(tool)); got != hidden {
+			t.Errorf("NeverAllows(%s) = %v, want %v", name, got, hidden)
+		}
+	}
 }
