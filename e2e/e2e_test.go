@@ -428,20 +428,27 @@ type httpServer struct {
 	stopOnce sync.Once
 }
 
-// startHTTP starts the server on a free loopback port and waits until the
-// port accepts connections. It retries with another port when the chosen
-// one was taken in the meantime.
+// startHTTP starts the fixture server over streamable HTTP.
 func (s *setup) startHTTP(ctx context.Context, t *testing.T) *httpServer {
+	t.Helper()
+	return startHTTPServer(ctx, t, s.bin, s.serveArgs()...)
+}
+
+// startHTTPServer runs bin with args and --http on a free loopback port
+// and waits until the port accepts connections, retrying with another port
+// when the chosen one was taken in the meantime. It is stopped (and its
+// exit checked) at the end of the test unless stop was called before.
+func startHTTPServer(ctx context.Context, t *testing.T, bin string, args ...string) *httpServer {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		addr := freeLoopbackAddr(t)
 		srv := &httpServer{addr: addr, out: newLineLog(t, "server: "), done: make(chan struct{})}
-		srv.cmd = exec.Command(s.bin, append(s.serveArgs(), "--http", addr)...)
+		srv.cmd = exec.Command(bin, append(append([]string(nil), args...), "--http", addr)...)
 		srv.cmd.Env = childEnv()
 		srv.cmd.Stdout, srv.cmd.Stderr = srv.out, srv.out
 		srv.cmd.WaitDelay = waitDelay
 		if err := srv.cmd.Start(); err != nil {
-			t.Fatalf("start %s: %v", s.bin, err)
+			t.Fatalf("start %s: %v", bin, err)
 		}
 		go func() {
 			srv.err = srv.cmd.Wait()
