@@ -66,9 +66,78 @@ func TestConformance(t *testing.T) {
 			t.Fatalf("only %d scenarios ran (want at least %d): the suite's output changed or it ran nothing", len(bare.scenarios), minScenarios)
 		}
 		if failed := bare.failed(); len(failed) > 0 {
-			t.Errorf("the bare fixture fails %v; the suite or the fixture changed, so the gateway comparison means nothing", failed)
+			t.Errorf("the bare fixture fails %v; the suite or the fixture changed, so the gateway comparison means nothing:%s",
+				failed, bare.describeFailures())
 		}
 	})
+
+	t.Run("gateway", func(t *testing.T) {
+		if bare.scenarios == nil {
+			t.Skip("the bare run produced no results to compare with")
+		}
+		bin := buildCLI(t, root)
+		if !supportsUpstreams(t, bin) {
+			t.Skip("this codecall serve has no --upstreams flag; the gateway comparison needs it")
+		}
+		config, err := filepath.Abs(filepath.Join("testdata", "conformance-gateway.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		upstreams := map[string]func(t *testing.T, ctx context.Context) map[string]any{
+			// The fixture over streamable HTTP, as in the bare run.
+			"http-upstream": func(t *testing.T, ctx context.Context) map[string]any {
+				srv := startFixture(ctx, t, fixture)
+				t.Cleanup(srv.kill)
+				return map[string]any{"url": "http://" + srv.addr + "/mcp"}
+			},
+			// The fixture as a child process speaking stdio.
+			"stdio-upstream": func(*testing.T, context.Context) map[string]any {
+				return map[string]any{"command": fixture}
+			},
+		}
+		for _, name := range []string{"http-upstream", "stdio-upstream"} {
+			t.Run(name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout+time.Minute)
+				defer cancel()
+				servers := writeServers(t, map[string]any{conformanceServerID: upstreams[name](t, ctx)})
+				gw := startHTTPServer(ctx, t, bin, "serve", "--upstreams", servers, "--config", config)
+				got := s.run(ctx, t, "http://"+gw.addr+"/mcp")
+				gw.stop(t)
+				t.Logf("bare fixture: %s", bare.summary())
+				t.Logf("through codecall serve (%s): %s", name, got.summary())
+				if lost := bare.lostIn(got); len(lost) > 0 {
+					t.Errorf("%d scenarios pass against the bare fixture but not through the gateway:%s",
+						len(lost), got.describe(lost))
+				}
+			})
+		}
+	})
+}
+
+// conformanceServerID is the fixture's server id in the gateway's
+// mcpServers file.
+const conformanceServerID = "fixture"
+
+// supportsUpstreams reports whether codecall serve has --upstreams.
+func supportsUpstreams(t *testing.T, bin string) bool {
+	t.Helper()
+	out, _ := exec.Command(bin, "serve", "--help").CombinedOutput()
+	return strings.Contains(string(out), "-upstreams")
+}
+
+// writeServers writes an {"mcpServers": ...} file and returns its path.
+func writeServers(t *testing.T, servers map[string]any) string {
+	t.Helper()
+	data, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("servers.json: %s", data)
+	return p
 }
 
 // installConformance installs the pinned suite and Node.js 22 (package.json
@@ -268,11 +337,36 @@ func readSuiteResults(dir string) (suiteResult, error) {
 	return res, nil
 }
 
+// lostIn lists the scenarios that pass in r but fail or are missing in
+// other, sorted.
+func (r suiteResult) lostIn(other suiteResult) []string {
+	var lost []string
+	for name, s := range r.scenarios {
+		if s.failed > 0 {
+			continue
+		}
+		if o, ok := other.scenarios[name]; !ok || o.failed > 0 {
+			lost = append(lost, name)
+		}
+	}
+	sort.Strings(lost)
+	return lost
+}
+
 // describeFailures lists each failed scenario with its failed checks.
-func (r suiteResult) describeFailures() string {
+func (r suiteResult) describeFailures() string { return r.describe(r.failed()) }
+
+// describe lists the named scenarios with their failed checks.
+func (r suiteResult) describe(names []string) string {
 	var b strings.Builder
-	for _, name := range r.failed() {
-		fmt.Fprintf(&b, "\n  %s: %s", name, strings.Join(r.scenarios[name].failures, "; "))
+	for _, name := range names {
+		s, ok := r.scenarios[name]
+		switch {
+		case !ok:
+			fmt.Fprintf(&b, "\n  %s: did not run", name)
+		default:
+			fmt.Fprintf(&b, "\n  %s: %s", name, strings.Join(s.failures, "; "))
+		}
 	}
 	return b.String()
 }
