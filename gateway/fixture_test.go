@@ -94,7 +94,9 @@ func runFixture(mode string) int {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			name := req.GetString("name", "extra")
 			srv.AddTool(mcp.NewTool(name, mcp.WithDescription("Added at run time.")),
-				func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(name), nil })
+				func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return text(name), nil
+				})
 			return text("added " + name), nil
 		})
 	if err := server.ServeStdio(srv); err != nil && !strings.Contains(err.Error(), "closed") {
