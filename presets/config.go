@@ -240,6 +240,8 @@ type Config struct {
 	DirectCalls DirectCallsConfig `koanf:"directCalls" json:"directCalls"`
 	// VM are the sandbox limits: the preset's, with any overrides applied.
 	VM Limits `koanf:"vm" json:"vm"`
+	// Upstreams are MCP servers CodeCall fronts (codecall serve).
+	Upstreams UpstreamsConfig `koanf:"upstreams" json:"upstreams,omitzero"`
 }
 
 // The meta-tools' short names; Config.MetaToolName puts the prefix before
@@ -270,5 +272,6 @@ func Default() Config {
 		Describe:    DescribeConfig{MaxDefinitions: 10},
 		DirectCalls: DirectCallsConfig{Enabled: false},
 		VM:          limits,
+		Upstreams:   UpstreamsConfig{Separator: ".", Start: StartEager, StartTimeout: time.Minute},
 	}
 }

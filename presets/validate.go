@@ -76,6 +76,7 @@ func (c Config) issues() []issue {
 
 	out = append(out, globIssues(root.field("directCalls").field("allowedTools"), c.DirectCalls.AllowedTools)...)
 	out = append(out, c.VM.issues(root.field("vm"))...)
+	out = append(out, c.Upstreams.issues(root.field("upstreams"))...)
 	return out
 }
 
