@@ -40,7 +40,8 @@ var demoListed = []string{"codecall.describe", "codecall.execute", "codecall.sea
 
 func TestGoSDKClient(t *testing.T) {
 	skipE2E(t)
-	bin := buildCLI(t, moduleRoot(t))
+	root := moduleRoot(t)
+	bin := buildCLI(t, root)
 
 	t.Run("stdio", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
@@ -70,21 +71,61 @@ func TestGoSDKClient(t *testing.T) {
 		defer cancel()
 		srv := startHTTPServer(ctx, t, bin, "serve")
 		wire := &wireLog{}
-		transport := &mcp.StreamableClientTransport{
-			Endpoint:   "http://" + srv.addr + "/mcp",
-			HTTPClient: &http.Client{Transport: &recordingRoundTripper{next: http.DefaultTransport, wire: wire}},
-			MaxRetries: -1,
-		}
-		cs, err := newGoSDKClient().Connect(ctx, transport, nil)
-		if err != nil {
-			t.Fatalf("the Go SDK client could not connect over streamable HTTP: %v", err)
-		}
+		cs := connectHTTP(ctx, t, srv.addr, wire)
 		goSDKRoundTrip(ctx, t, cs)
 		closeSession(t, cs)
 		wire.check(t, false)
 		wire.checkHeaders(t)
 		srv.stop(t)
 	})
+
+	// The gateway: codecall serve --upstreams in front of the Go SDK's
+	// conformance fixture (a stdio child), default configuration.
+	t.Run("gateway", func(t *testing.T) {
+		if !supportsUpstreams(t, bin) {
+			t.Skip("this codecall serve has no --upstreams flag")
+		}
+		servers := writeServers(t, map[string]any{conformanceServerID: map[string]any{"command": buildFixture(t, root)}})
+		serve := []string{"serve", "--upstreams", servers}
+
+		t.Run("stdio", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
+			defer cancel()
+			wire := &wireLog{}
+			cs := connectStdio(ctx, t, bin, wire, false, serve...)
+			gatewayRoundTrip(ctx, t, cs)
+			closeSession(t, cs)
+			wire.check(t, false)
+		})
+		t.Run("http", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
+			defer cancel()
+			srv := startHTTPServer(ctx, t, bin, serve...)
+			wire := &wireLog{}
+			cs := connectHTTP(ctx, t, srv.addr, wire)
+			gatewayRoundTrip(ctx, t, cs)
+			closeSession(t, cs)
+			wire.check(t, false)
+			wire.checkHeaders(t)
+			srv.stop(t)
+		})
+	})
+}
+
+// connectHTTP connects the Go SDK client to a streamable HTTP endpoint,
+// recording what it posts in wire.
+func connectHTTP(ctx context.Context, t *testing.T, addr string, wire *wireLog) *mcp.ClientSession {
+	t.Helper()
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:   "http://" + addr + "/mcp",
+		HTTPClient: &http.Client{Transport: &recordingRoundTripper{next: http.DefaultTransport, wire: wire}},
+		MaxRetries: -1,
+	}
+	cs, err := newGoSDKClient().Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatalf("the Go SDK client could not connect over streamable HTTP: %v", err)
+	}
+	return cs
 }
 
 // skipE2E skips the end-to-end tests on request and under -short (they
@@ -104,11 +145,15 @@ func newGoSDKClient() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "codecall-e2e-go-sdk", Version: "1.0.0"}, nil)
 }
 
-// connectStdio starts codecall serve (the embedded demo) through the SDK's
-// CommandTransport, with every message passing through wire.
-func connectStdio(ctx context.Context, t *testing.T, bin string, wire *wireLog, stringIDs bool) *mcp.ClientSession {
+// connectStdio starts codecall with args (default: serve, the embedded
+// demo) through the SDK's CommandTransport, with every message passing
+// through wire.
+func connectStdio(ctx context.Context, t *testing.T, bin string, wire *wireLog, stringIDs bool, args ...string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(bin, "serve")
+	if len(args) == 0 {
+		args = []string{"serve"}
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = childEnv()
 	cmd.Stderr = newLineLog(t, "server: ")
 	transport := &wiredTransport{next: &mcp.CommandTransport{Command: cmd}, wire: wire, stringIDs: stringIDs}
@@ -281,6 +326,104 @@ return {customers: found.total, rows};`
 		!strings.Contains(bad.Error.Message, "contact_id") {
 		t.Errorf("execute with bad input: %+v, want tool_error VALIDATION naming contact_id", bad)
 	}
+}
+
+// gatewayRoundTrip checks the negotiated version and does a list, search
+// and execute round trip through the gateway in front of the conformance
+// fixture, whose tools are the app "fixture".
+func gatewayRoundTrip(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	if v := cs.InitializeResult().ProtocolVersion; v != newestProtocol {
+		t.Fatalf("negotiated protocol %q, want %q", v, newestProtocol)
+	}
+	list, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	sort.Strings(names)
+	if want := []string{"codecall.describe", "codecall.execute", "codecall.search"}; !slices.Equal(names, want) {
+		t.Fatalf("tools/list = %v, want only the meta-tools %v (codecall_only)", names, want)
+	}
+
+	var found searchResult
+	callMeta(ctx, t, cs, "codecall.search", map[string]any{
+		"query": "simple text content response", "filter": map[string]any{"appIds": []string{conformanceServerID}},
+	}, &found)
+	if rank := found.rank(gatewayToolName("test_simple_text")); rank < 0 || rank >= 3 {
+		t.Errorf("search: %s at rank %d, want the top 3: %+v", gatewayToolName("test_simple_text"), rank, found.Tools)
+	}
+	for _, hit := range found.Tools {
+		if hit.AppID != conformanceServerID {
+			t.Errorf("search with appIds [%s] returned %s of app %s", conformanceServerID, hit.Name, hit.AppID)
+		}
+	}
+	if found.TotalAvailableTools < 20 {
+		t.Errorf("search: totalAvailableTools = %d, want the fixture's tools", found.TotalAvailableTools)
+	}
+
+	// One plan, three upstream calls: two results joined, and the
+	// upstream's own error as a value.
+	plan := fmt.Sprintf(`
+const [text, schema] = await Promise.all([
+  callTool(%[1]q, {}),
+  callTool(%[2]q, {name: "Ada", email: "ada@example.com", address: {street: "1 Main St", city: "London"}}),
+]);
+const failed = await callTool(%[3]q, {}, {throwOnError: false});
+return {text, schema, failed};`,
+		gatewayToolName("test_simple_text"), gatewayToolName("json_schema_2020_12_tool"), gatewayToolName("test_error_handling"))
+	var run struct {
+		Status string `json:"status"`
+		Result struct {
+			Text   any `json:"text"`
+			Schema any `json:"schema"`
+			Failed struct {
+				OK    bool `json:"ok"`
+				Error struct {
+					Code    string `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			} `json:"failed"`
+		} `json:"result"`
+		Error     json.RawMessage `json:"error"`
+		ToolTrace []struct {
+			ToolName string `json:"toolName"`
+		} `json:"toolTrace"`
+	}
+	callMeta(ctx, t, cs, "codecall.execute", map[string]any{"script": plan}, &run)
+	if run.Status != "ok" {
+		t.Fatalf("execute: status %q, error %s", run.Status, run.Error)
+	}
+	if run.Result.Text != "This is a simple text response for testing." {
+		t.Errorf("execute: test_simple_text gave %#v", run.Result.Text)
+	}
+	if s, _ := run.Result.Schema.(string); !strings.Contains(s, "Ada") {
+		t.Errorf("execute: json_schema_2020_12_tool gave %#v, want the echo of its input", run.Result.Schema)
+	}
+	if f := run.Result.Failed; f.OK || !strings.Contains(f.Error.Message, "intentionally returns an error") {
+		t.Errorf("execute: test_error_handling gave %+v, want the upstream's error message", f)
+	}
+	if len(run.ToolTrace) != 3 {
+		t.Errorf("execute: toolTrace %+v, want 3 calls", run.ToolTrace)
+	}
+
+	// Bad input to an upstream tool is a tool_error.
+	var bad struct {
+		Status string `json:"status"`
+		Error  struct {
+			ToolName string `json:"toolName"`
+			Message  string `json:"message"`
+		} `json:"error"`
+	}
+	script := fmt.Sprintf("return await callTool(%q, {prompt: 42});", gatewayToolName("test_sampling"))
+	callMetaResult(ctx, t, cs, "codecall.execute", map[string]any{"script": script}, true, &bad)
+	if bad.Status != "tool_error" || bad.Error.ToolName != gatewayToolName("test_sampling") || !strings.Contains(bad.Error.Message, "prompt") {
+		t.Errorf("execute with bad input: %+v, want a tool_error naming the field", bad)
+	}
+	t.Logf("through the gateway: plan joined %d upstream calls; bad input -> %s", len(run.ToolTrace), bad.Error.Message)
 }
 
 type searchResult struct {
