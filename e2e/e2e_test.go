@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -382,7 +383,13 @@ type summary struct {
 // transport arguments, logging its output line by line.
 func (s *setup) runClient(ctx context.Context, t *testing.T, transport string, args ...string) {
 	t.Helper()
-	full := append([]string{s.script, "--expect", s.expect, "--catalog", s.catalog}, args...)
+	s.runScript(ctx, t, transport, append([]string{s.script, "--expect", s.expect, "--catalog", s.catalog}, args...)...)
+}
+
+// runScript runs a client script (its name, then its arguments) from the
+// node directory and checks its JSON summary.
+func (s *setup) runScript(ctx context.Context, t *testing.T, transport string, full ...string) {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, s.node, full...)
 	cmd.Dir = s.nodeDir
 	cmd.Env = childEnv()
@@ -433,10 +440,16 @@ type httpServer struct {
 // one was taken in the meantime.
 func (s *setup) startHTTP(ctx context.Context, t *testing.T) *httpServer {
 	t.Helper()
+	return s.startHTTPWith(ctx, t, s.serveArgs())
+}
+
+// startHTTPWith starts codecall with the given arguments plus --http.
+func (s *setup) startHTTPWith(ctx context.Context, t *testing.T, serveArgs []string) *httpServer {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
 		addr := freeLoopbackAddr(t)
 		srv := &httpServer{addr: addr, out: newLineLog(t, "server: "), done: make(chan struct{})}
-		srv.cmd = exec.Command(s.bin, append(s.serveArgs(), "--http", addr)...)
+		srv.cmd = exec.Command(s.bin, append(slices.Clone(serveArgs), "--http", addr)...)
 		srv.cmd.Env = childEnv()
 		srv.cmd.Stdout, srv.cmd.Stderr = srv.out, srv.out
 		srv.cmd.WaitDelay = waitDelay
