@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -393,7 +394,13 @@ type summary struct {
 // transport arguments, logging its output line by line.
 func (s *setup) runClient(ctx context.Context, t *testing.T, transport string, args ...string) {
 	t.Helper()
-	full := append([]string{s.script, "--expect", s.expect, "--catalog", s.catalog}, args...)
+	s.runScript(ctx, t, transport, append([]string{s.script, "--expect", s.expect, "--catalog", s.catalog}, args...)...)
+}
+
+// runScript runs a client script (its name, then its arguments) from the
+// node directory and checks its JSON summary.
+func (s *setup) runScript(ctx context.Context, t *testing.T, transport string, full ...string) {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, s.node, full...)
 	cmd.Dir = s.nodeDir
 	cmd.Env = childEnv()
@@ -442,7 +449,13 @@ type httpServer struct {
 // startHTTP starts the fixture server over streamable HTTP.
 func (s *setup) startHTTP(ctx context.Context, t *testing.T) *httpServer {
 	t.Helper()
-	return startHTTPServer(ctx, t, s.bin, s.serveArgs()...)
+	return s.startHTTPWith(ctx, t, s.serveArgs())
+}
+
+// startHTTPWith starts codecall with the given arguments plus --http.
+func (s *setup) startHTTPWith(ctx context.Context, t *testing.T, serveArgs []string) *httpServer {
+	t.Helper()
+	return startHTTPServer(ctx, t, s.bin, serveArgs...)
 }
 
 // startHTTPServer runs bin with args and --http on a free loopback port
@@ -454,7 +467,7 @@ func startHTTPServer(ctx context.Context, t *testing.T, bin string, args ...stri
 	for attempt := 1; ; attempt++ {
 		addr := freeLoopbackAddr(t)
 		srv := &httpServer{addr: addr, out: newLineLog(t, "server: "), done: make(chan struct{})}
-		srv.cmd = exec.Command(bin, append(append([]string(nil), args...), "--http", addr)...)
+		srv.cmd = exec.Command(bin, append(slices.Clone(args), "--http", addr)...)
 		srv.cmd.Env = childEnv()
 		srv.cmd.Stdout, srv.cmd.Stderr = srv.out, srv.out
 		srv.cmd.WaitDelay = waitDelay

@@ -68,3 +68,14 @@ func TestServeUpstreamsErrors(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestCheckUpstreams(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://127.0.0.1:9/mcp"}}}`))
+	if code != 0 || !contains(out, "2 servers") {
+		t.Errorf("valid file: code %d, %s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"url": "ftp://x"}}}`))
+	if code != 1 || !contains(out, `mcpServers["a"].url`) {
+		t.Errorf("bad url: code %d, %s", code, out)
+	}
+}
