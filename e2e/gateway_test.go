@@ -27,33 +27,7 @@ func TestGatewayEndToEnd(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
 			defer cancel()
-			dir := t.TempDir()
-			files := filepath.Join(dir, "files")
-			if err := os.Mkdir(files, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			// The filesystem server resolves symlinks; so must the plan.
-			files, _ = filepath.EvalSymlinks(files)
-			servers := map[string]any{}
-			for id, entry := range upstreamPackages {
-				args := []string{filepath.Join(s.nodeDir, "node_modules", filepath.FromSlash(entry))}
-				u := map[string]any{"command": s.node, "args": args}
-				switch id {
-				case "filesystem":
-					u["args"] = append(args, files)
-				case "memory":
-					u["env"] = map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}
-				}
-				servers[id] = u
-			}
-			b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			serversFile := filepath.Join(dir, "servers.json")
-			if err := os.WriteFile(serversFile, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			serversFile, files := s.npmUpstreams(t)
 			serve := []string{"serve", "--upstreams", serversFile}
 			if transport == "stdio" {
 				s.runScript(ctx, t, transport, append([]string{script, "--dir", files, "stdio", s.bin}, serve...)...)
@@ -69,6 +43,46 @@ func TestGatewayEndToEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// npmUpstreams writes an mcpServers file for the three npm servers, with
+// the filesystem server confined to a new directory (returned, symlinks
+// resolved) and the memory server's store in the test's temp dir.
+func (s *setup) npmUpstreams(t *testing.T) (serversFile, files string) {
+	t.Helper()
+	for id, entry := range upstreamPackages {
+		if _, err := os.Stat(filepath.Join(s.nodeDir, "node_modules", filepath.FromSlash(entry))); err != nil {
+			t.Fatalf("upstream %s is not installed in %s: %v", id, s.nodeDir, err)
+		}
+	}
+	dir := t.TempDir()
+	files = filepath.Join(dir, "files")
+	if err := os.Mkdir(files, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The filesystem server resolves symlinks; so must the plan.
+	files, _ = filepath.EvalSymlinks(files)
+	servers := map[string]any{}
+	for id, entry := range upstreamPackages {
+		args := []string{filepath.Join(s.nodeDir, "node_modules", filepath.FromSlash(entry))}
+		u := map[string]any{"command": s.node, "args": args}
+		switch id {
+		case "filesystem":
+			u["args"] = append(args, files)
+		case "memory":
+			u["env"] = map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}
+		}
+		servers[id] = u
+	}
+	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serversFile = filepath.Join(dir, "servers.json")
+	if err := os.WriteFile(serversFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return serversFile, files
 }
 
 // copyScript copies another client script next to node_modules, named by

@@ -192,19 +192,7 @@ func goSDKRoundTrip(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 	}
 
 	// tools/list: the meta-tools and health.
-	list, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tool := range list.Tools {
-		names = append(names, tool.Name)
-		if tool.Description == "" || tool.InputSchema == nil {
-			t.Errorf("tools/list: %s has no description or input schema", tool.Name)
-		}
-	}
-	sort.Strings(names)
-	if !slices.Equal(names, demoListed) {
+	if names := listedTools(ctx, t, cs); !slices.Equal(names, demoListed) {
 		t.Fatalf("tools/list = %v, want %v", names, demoListed)
 	}
 
@@ -263,24 +251,16 @@ const rows = await Promise.all(found.contacts.map(async (c) => {
     owners: [...new Set(inv.invoices.map((i) => i.customer_id))]};
 }));
 return {customers: found.total, rows};`
-	var run struct {
-		Status string `json:"status"`
-		Result struct {
-			Customers int `json:"customers"`
-			Rows      []struct {
-				ID       string   `json:"id"`
-				Name     string   `json:"name"`
-				Invoices int      `json:"invoices"`
-				Due      int64    `json:"due"`
-				Owners   []string `json:"owners"`
-			} `json:"rows"`
-		} `json:"result"`
-		Error     json.RawMessage `json:"error"`
-		ToolTrace []struct {
-			ToolName string `json:"toolName"`
-			OK       bool   `json:"ok"`
-		} `json:"toolTrace"`
-	}
+	var run planRun[struct {
+		Customers int `json:"customers"`
+		Rows      []struct {
+			ID       string   `json:"id"`
+			Name     string   `json:"name"`
+			Invoices int      `json:"invoices"`
+			Due      int64    `json:"due"`
+			Owners   []string `json:"owners"`
+		} `json:"rows"`
+	}]
 	callMeta(ctx, t, cs, "codecall.execute", map[string]any{"script": plan}, &run)
 	if run.Status != "ok" {
 		t.Fatalf("execute: status %q, error %s", run.Status, run.Error)
@@ -333,21 +313,7 @@ return {customers: found.total, rows};`
 // fixture, whose tools are the app "fixture".
 func gatewayRoundTrip(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
-	if v := cs.InitializeResult().ProtocolVersion; v != newestProtocol {
-		t.Fatalf("negotiated protocol %q, want %q", v, newestProtocol)
-	}
-	list, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
-	if err != nil {
-		t.Fatalf("tools/list: %v", err)
-	}
-	var names []string
-	for _, tool := range list.Tools {
-		names = append(names, tool.Name)
-	}
-	sort.Strings(names)
-	if want := []string{"codecall.describe", "codecall.execute", "codecall.search"}; !slices.Equal(names, want) {
-		t.Fatalf("tools/list = %v, want only the meta-tools %v (codecall_only)", names, want)
-	}
+	expectGatewaySession(ctx, t, cs)
 
 	var found searchResult
 	callMeta(ctx, t, cs, "codecall.search", map[string]any{
@@ -375,24 +341,17 @@ const [text, schema] = await Promise.all([
 const failed = await callTool(%[3]q, {}, {throwOnError: false});
 return {text, schema, failed};`,
 		gatewayToolName("test_simple_text"), gatewayToolName("json_schema_2020_12_tool"), gatewayToolName("test_error_handling"))
-	var run struct {
-		Status string `json:"status"`
-		Result struct {
-			Text   any `json:"text"`
-			Schema any `json:"schema"`
-			Failed struct {
-				OK    bool `json:"ok"`
-				Error struct {
-					Code    string `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			} `json:"failed"`
-		} `json:"result"`
-		Error     json.RawMessage `json:"error"`
-		ToolTrace []struct {
-			ToolName string `json:"toolName"`
-		} `json:"toolTrace"`
-	}
+	var run planRun[struct {
+		Text   any `json:"text"`
+		Schema any `json:"schema"`
+		Failed struct {
+			OK    bool `json:"ok"`
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		} `json:"failed"`
+	}]
 	callMeta(ctx, t, cs, "codecall.execute", map[string]any{"script": plan}, &run)
 	if run.Status != "ok" {
 		t.Fatalf("execute: status %q, error %s", run.Status, run.Error)
@@ -424,6 +383,50 @@ return {text, schema, failed};`,
 		t.Errorf("execute with bad input: %+v, want a tool_error naming the field", bad)
 	}
 	t.Logf("through the gateway: plan joined %d upstream calls; bad input -> %s", len(run.ToolTrace), bad.Error.Message)
+}
+
+// expectGatewaySession checks that a session with the gateway (default
+// configuration) runs on the newest revision and lists only the
+// meta-tools.
+func expectGatewaySession(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	if v := cs.InitializeResult().ProtocolVersion; v != newestProtocol {
+		t.Fatalf("negotiated protocol %q, want %q", v, newestProtocol)
+	}
+	names := listedTools(ctx, t, cs)
+	if want := []string{"codecall.describe", "codecall.execute", "codecall.search"}; !slices.Equal(names, want) {
+		t.Fatalf("tools/list = %v, want only the meta-tools %v (codecall_only)", names, want)
+	}
+}
+
+// listedTools returns the sorted names tools/list shows, checking that
+// each tool has a description and an input schema.
+func listedTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	list, err := cs.ListTools(ctx, &mcp.ListToolsParams{})
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.Description == "" || tool.InputSchema == nil {
+			t.Errorf("tools/list: %s has no description or input schema", tool.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// planRun is codecall.execute's result with the plan's own result type.
+type planRun[R any] struct {
+	Status    string          `json:"status"`
+	Result    R               `json:"result"`
+	Error     json.RawMessage `json:"error"`
+	ToolTrace []struct {
+		ToolName string `json:"toolName"`
+		OK       bool   `json:"ok"`
+	} `json:"toolTrace"`
 }
 
 type searchResult struct {
