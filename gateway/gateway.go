@@ -335,6 +335,22 @@ func (g *Gateway) Close() error {
 	return nil
 }
 
+// spawn runs f in a goroutine that Close waits for, unless the gateway is
+// closed; it reports whether f was started.
+func (g *Gateway) spawn(f func()) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		f()
+	}()
+	return true
+}
+
 // register installs an upstream's tools under their gateway names, removing
 // the ones it no longer has. Names taken by another upstream are skipped
 // with a warning.

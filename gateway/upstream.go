@@ -62,6 +62,7 @@ type upstream struct {
 	upSince    time.Time
 	connecting chan struct{}
 	retry      *time.Timer
+	pipe       *stderrPipe // the current child's stderr, stdio only
 
 	syncMu sync.Mutex          // serialises tool list updates
 	tools  map[string]mcp.Tool // gateway name -> tool as registered
@@ -154,10 +155,10 @@ func (u *upstream) connect(ctx context.Context) error {
 	u.connecting = nil
 	close(ch)
 	if u.state == stateClosed {
+		pipe := u.pipe
+		u.pipe = nil
 		u.mu.Unlock()
-		if cl != nil {
-			_ = cl.Close()
-		}
+		stopClient(cl, pipe)
 		return fmt.Errorf("upstream %q: stopped", u.id)
 	}
 	if err != nil {
@@ -204,12 +205,7 @@ func (u *upstream) fail(msg string) {
 		u.retry.Stop()
 	}
 	u.retry = time.AfterFunc(delay, func() {
-		u.g.wg.Add(1)
-		defer u.g.wg.Done()
-		if u.g.ctx.Err() != nil {
-			return
-		}
-		_ = u.connect(u.g.ctx)
+		u.g.spawn(func() { _ = u.connect(u.g.ctx) })
 	})
 }
 
@@ -221,13 +217,11 @@ func (u *upstream) lost(gen uint64, why string) {
 		u.mu.Unlock()
 		return
 	}
-	cl := u.cl
-	u.cl = nil
+	cl, pipe := u.cl, u.pipe
+	u.cl, u.pipe = nil, nil
 	u.fail(u.red.String(why))
 	u.mu.Unlock()
-	if cl != nil {
-		go func() { _ = cl.Close() }()
-	}
+	go stopClient(cl, pipe)
 }
 
 // close stops the upstream for good and removes its tools.
@@ -238,15 +232,13 @@ func (u *upstream) close() {
 		return
 	}
 	u.state = stateClosed
-	cl := u.cl
-	u.cl = nil
+	cl, pipe := u.cl, u.pipe
+	u.cl, u.pipe = nil, nil
 	if u.retry != nil {
 		u.retry.Stop()
 	}
 	u.mu.Unlock()
-	if cl != nil {
-		_ = cl.Close()
-	}
+	stopClient(cl, pipe)
 	u.syncMu.Lock()
 	names := make([]string, 0, len(u.tools))
 	for n := range u.tools {
@@ -255,6 +247,19 @@ func (u *upstream) close() {
 	u.tools = map[string]mcp.Tool{}
 	u.syncMu.Unlock()
 	u.g.register(u, nil, names)
+}
+
+// stopClient closes a client (which stops its process) and then the read
+// end of the process's stderr, so that a grandchild still holding stderr
+// open cannot keep the drain, and Close, waiting.
+func stopClient(cl *client.Client, pipe *stderrPipe) {
+	if cl != nil {
+		_ = cl.Close()
+	}
+	if pipe != nil {
+		pipe.waitDrained(time.Second)
+		_ = pipe.r.Close()
+	}
 }
 
 // dial starts a client, performs the handshake and lists the tools.
@@ -276,12 +281,18 @@ func (u *upstream) dial(gen uint64) (*client.Client, []mcp.Tool, error) {
 	}
 	if stderr != nil {
 		stderr.closeWriter()
-		u.g.wg.Add(1)
-		go func() {
-			defer u.g.wg.Done()
+		u.mu.Lock()
+		u.pipe = stderr
+		u.mu.Unlock()
+		started := u.g.spawn(func() {
 			stderr.drain()
 			u.lost(gen, "the process exited"+stderr.buf.suffix())
-		}()
+		})
+		if !started {
+			_ = cl.Close()
+			_ = stderr.r.Close()
+			return nil, nil, errors.New("the gateway is closing")
+		}
 	}
 	cl.OnNotification(func(n mcp.JSONRPCNotification) { u.notified(gen, n) })
 	ctx, cancel := context.WithTimeout(u.g.ctx, u.g.opts.startTimeout)
@@ -426,11 +437,7 @@ func (u *upstream) notified(gen uint64, n mcp.JSONRPCNotification) {
 	}
 	switch n.Method {
 	case string(mcp.MethodNotificationToolsListChanged):
-		u.g.wg.Add(1)
-		go func() {
-			defer u.g.wg.Done()
-			u.refresh(gen)
-		}()
+		u.g.spawn(func() { u.refresh(gen) })
 	case string(mcp.MethodNotificationProgress):
 		params := copyMap(n.Params.AdditionalFields)
 		token, _ := params["progressToken"].(string)

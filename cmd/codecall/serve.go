@@ -61,19 +61,29 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer b.Close()
 	if b.gw != nil {
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
+		// Upstream definitions and their ${VAR} values are re-read on SIGHUP
+		// and when the files holding them change.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGHUP)
+		defer signal.Stop(sig)
+		hup := make(chan struct{})
 		go func() {
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case <-hup:
-					src.reload(ctx, b, logger)
+				case <-sig:
+					select {
+					case hup <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
 				}
 			}
 		}()
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go watchUpstreams(watchCtx, src, b, hup, logger)
 	}
 	srv := b.srv
 
