@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,27 +222,12 @@ func installClient(t *testing.T, npm string) (dir, script string) {
 	pkg, lock, src := read("package.json"), read("package-lock.json"), read("client.mjs")
 	hash := shortHash(lock, 16)
 
-	dir = os.Getenv(envNodeCache)
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		dir = filepath.Join(base, "codecall-e2e", hash)
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("node cache: %v", err)
-	}
-
-	if installed(dir, hash) {
+	dir = cacheDir(t, envNodeCache, "codecall-e2e", hash)
+	if installed(dir, hash, sdkProbe) {
 		t.Logf("client dependencies: reusing %s", dir)
 	} else {
 		t.Logf("client dependencies: npm ci into %s", dir)
-		npmInstall(t, npm, dir, hash, pkg, lock)
+		npmInstall(t, npm, dir, hash, sdkProbe, pkg, lock)
 	}
 
 	// The script is named by its content, so runs of different versions
@@ -252,6 +238,28 @@ func installClient(t *testing.T, npm string) (dir, script string) {
 	}
 	pruneScripts(dir, script)
 	return dir, script
+}
+
+// cacheDir returns (and creates) the directory named by the env variable
+// if set, else <user cache dir>/<name>/<hash>.
+func cacheDir(t *testing.T, env, name, hash string) string {
+	t.Helper()
+	dir := os.Getenv(env)
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		dir = filepath.Join(base, name, hash)
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("cache directory: %v", err)
+	}
+	return dir
 }
 
 // pruneScripts removes client scripts of other versions that no run has
@@ -267,21 +275,25 @@ func pruneScripts(dir, keep string) {
 
 const stampFile = ".package-lock.sha256"
 
+// sdkProbe is the file whose presence shows the client's install is whole.
+var sdkProbe = filepath.Join("node_modules", "@modelcontextprotocol", "sdk", "package.json")
+
 // installed reports whether dir holds node_modules installed from the lock
-// file with the given hash.
-func installed(dir, hash string) bool {
+// file with the given hash; probe is a file (relative to dir) the install
+// must have produced.
+func installed(dir, hash, probe string) bool {
 	stamp, err := os.ReadFile(filepath.Join(dir, stampFile))
 	if err != nil || strings.TrimSpace(string(stamp)) != hash {
 		return false
 	}
-	_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))
+	_, err = os.Stat(filepath.Join(dir, probe))
 	return err == nil
 }
 
 // npmInstall runs npm ci in a staging directory inside dir and moves the
 // result into place, so an interrupted install or a concurrent run never
 // leaves a half-filled node_modules behind a valid stamp.
-func npmInstall(t *testing.T, npm, dir, hash string, pkg, lock []byte) {
+func npmInstall(t *testing.T, npm, dir, hash, probe string, pkg, lock []byte) {
 	t.Helper()
 	staging, err := os.MkdirTemp(dir, ".install-")
 	if err != nil {
@@ -304,7 +316,7 @@ func npmInstall(t *testing.T, npm, dir, hash string, pkg, lock []byte) {
 		t.Fatalf("npm ci --no-audit --no-fund in %s: %v (the first run needs the npm registry)\n%s", staging, err, out)
 	}
 
-	if installed(dir, hash) { // a concurrent run finished first
+	if installed(dir, hash, probe) { // a concurrent run finished first
 		return
 	}
 	_ = os.Remove(filepath.Join(dir, stampFile))
@@ -312,7 +324,7 @@ func npmInstall(t *testing.T, npm, dir, hash string, pkg, lock []byte) {
 		t.Fatalf("remove stale node_modules: %v", err)
 	}
 	if err := os.Rename(filepath.Join(staging, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
-		if installed(dir, hash) {
+		if installed(dir, hash, probe) {
 			return
 		}
 		t.Fatalf("move node_modules into place: %v", err)
@@ -382,7 +394,13 @@ type summary struct {
 // transport arguments, logging its output line by line.
 func (s *setup) runClient(ctx context.Context, t *testing.T, transport string, args ...string) {
 	t.Helper()
-	full := append([]string{s.script, "--expect", s.expect, "--catalog", s.catalog}, args...)
+	s.runScript(ctx, t, transport, append([]string{s.script, "--expect", s.expect, "--catalog", s.catalog}, args...)...)
+}
+
+// runScript runs a client script (its name, then its arguments) from the
+// node directory and checks its JSON summary.
+func (s *setup) runScript(ctx context.Context, t *testing.T, transport string, full ...string) {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, s.node, full...)
 	cmd.Dir = s.nodeDir
 	cmd.Env = childEnv()
@@ -428,20 +446,33 @@ type httpServer struct {
 	stopOnce sync.Once
 }
 
-// startHTTP starts the server on a free loopback port and waits until the
-// port accepts connections. It retries with another port when the chosen
-// one was taken in the meantime.
+// startHTTP starts the fixture server over streamable HTTP.
 func (s *setup) startHTTP(ctx context.Context, t *testing.T) *httpServer {
+	t.Helper()
+	return s.startHTTPWith(ctx, t, s.serveArgs())
+}
+
+// startHTTPWith starts codecall with the given arguments plus --http.
+func (s *setup) startHTTPWith(ctx context.Context, t *testing.T, serveArgs []string) *httpServer {
+	t.Helper()
+	return startHTTPServer(ctx, t, s.bin, serveArgs...)
+}
+
+// startHTTPServer runs bin with args and --http on a free loopback port
+// and waits until the port accepts connections, retrying with another port
+// when the chosen one was taken in the meantime. It is stopped (and its
+// exit checked) at the end of the test unless stop was called before.
+func startHTTPServer(ctx context.Context, t *testing.T, bin string, args ...string) *httpServer {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		addr := freeLoopbackAddr(t)
 		srv := &httpServer{addr: addr, out: newLineLog(t, "server: "), done: make(chan struct{})}
-		srv.cmd = exec.Command(s.bin, append(s.serveArgs(), "--http", addr)...)
+		srv.cmd = exec.Command(bin, append(slices.Clone(args), "--http", addr)...)
 		srv.cmd.Env = childEnv()
 		srv.cmd.Stdout, srv.cmd.Stderr = srv.out, srv.out
 		srv.cmd.WaitDelay = waitDelay
 		if err := srv.cmd.Start(); err != nil {
-			t.Fatalf("start %s: %v", s.bin, err)
+			t.Fatalf("start %s: %v", bin, err)
 		}
 		go func() {
 			srv.err = srv.cmd.Wait()

@@ -316,6 +316,8 @@ type Config struct {
 	Policy PolicyConfig `koanf:"policy" json:"policy"`
 	// Approval tunes how a person is asked to approve a call.
 	Approval ApprovalConfig `koanf:"approval" json:"approval"`
+	// Upstreams are MCP servers CodeCall fronts (codecall serve).
+	Upstreams UpstreamsConfig `koanf:"upstreams" json:"upstreams,omitzero"`
 }
 
 // PolicyConfig selects the OPA/Rego policy. With no paths, CodeCall's
@@ -377,5 +379,6 @@ func Default() Config {
 		VM:          limits,
 		Policy:      PolicyConfig{Query: DefaultPolicyQuery},
 		Approval:    ApprovalConfig{Timeout: 2 * time.Minute, AllowSessionTrust: true},
+		Upstreams:   UpstreamsConfig{Separator: ".", Start: StartEager, StartTimeout: time.Minute},
 	}
 }

@@ -76,6 +76,22 @@
 //	policy.filterDiscovery   bool     hide tools the policy always denies from search and describe (default false)
 //	approval.timeout         duration > 0; time a person has to answer (default 2m)
 //	approval.allowSessionTrust bool   offer "approve for this session" (default true)
+//	upstreams.file           path     {"mcpServers": ...} JSON file, relative to the config file (codecall serve)
+//	upstreams.separator      string   between server id and tool name (default ".")
+//	upstreams.start          string   eager | lazy (default eager)
+//	upstreams.startTimeout   duration >= 0 (default 1m)
+//	upstreams.servers.<id>   mapping  one upstream MCP server; id: letters, digits, _ -
+//	  type                   string   stdio | http | sse (inferred: command -> stdio, url -> http)
+//	  command, args          string, [string]  the stdio server
+//	  env                    mapping  set for the child; values may hold ${VAR}
+//	  envAllowlist           [string] CodeCall variables passed on; nothing else but PATH, HOME, ... is
+//	  cwd                    path     the child's working directory
+//	  url, headers           string, mapping   HTTP/SSE endpoint; header values may hold ${VAR}
+//	  enabled                bool     default true
+//	  timeout                duration ceiling of one call (default 1m)
+//	  includeTools           [glob]   over the upstream's tool names; empty means all
+//	  excludeTools           [glob]   wins over includeTools
+//	  requiresApproval       bool     default for every tool of the server
 //
 // The preset values:
 //

@@ -91,6 +91,7 @@ func (c Config) issues() []issue {
 	if c.Approval.Timeout <= 0 {
 		add(root.field("approval").field("timeout"), "must be a positive duration such as \"2m\", got %v", c.Approval.Timeout)
 	}
+	out = append(out, c.Upstreams.issues(root.field("upstreams"))...)
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/codecall-go/codecall/gateway"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/staticcatalog"
@@ -14,11 +15,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("check", stderr)
 	configFile := fs.String("config", "", "CodeCall YAML config `file` to validate")
 	catalogFile := fs.String("catalog", "", "static catalog `file` to validate")
+	upstreamsFile := fs.String("upstreams", "", "upstream servers `file` ({\"mcpServers\": ...}) to validate")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *configFile == "" && *catalogFile == "" {
-		return fmt.Errorf("check needs --config FILE and/or --catalog FILE")
+	if *configFile == "" && *catalogFile == "" && *upstreamsFile == "" {
+		return fmt.Errorf("check needs --config FILE, --catalog FILE and/or --upstreams FILE")
 	}
 	failed := false
 	if *configFile != "" {
@@ -41,6 +43,15 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			failed = true
 		} else {
 			fmt.Fprintf(stdout, "%s: ok (%d tools)\n", *catalogFile, len(tools))
+		}
+	}
+	if *upstreamsFile != "" {
+		servers, err := gateway.LoadServers(*upstreamsFile)
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *upstreamsFile, err)
+			failed = true
+		} else {
+			fmt.Fprintf(stdout, "%s: ok (%d servers; commands and URLs are checked when serving)\n", *upstreamsFile, len(servers))
 		}
 	}
 	if failed {

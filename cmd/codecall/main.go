@@ -1,7 +1,7 @@
 // Command codecall puts CodeCall in front of an MCP tool set: the embedded
-// demo server, a static catalog file, or (later) upstream MCP servers.
+// demo server, a static catalog file, or upstream MCP servers.
 //
-//	codecall serve [--config FILE] [--catalog FILE] [--http ADDR]
+//	codecall serve [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR]
 //	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] QUERY
 //	codecall check [--config FILE] [--catalog FILE]
 //	codecall eval [--corpus DIR] [--queries FILE]
@@ -29,13 +29,16 @@ func main() {
 const usage = `codecall: code-mode middleware for MCP servers
 
 Usage:
-  codecall serve   [--config FILE] [--catalog FILE] [--http ADDR]   serve over stdio (default) or streamable HTTP
+  codecall serve   [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR]
+                                                                    serve over stdio (default) or streamable HTTP
   codecall search  [--config FILE] [--catalog FILE] [--app APP]... [--top K] [--json] QUERY
-  codecall check   [--config FILE] [--catalog FILE]                 validate a config (and a catalog file)
+  codecall check   [--config FILE] [--catalog FILE] [--upstreams FILE]  validate a config, catalog or upstreams file
   codecall eval    [--corpus DIR] [--queries FILE]                  search quality on a tool corpus vs plain BM25
   codecall version
 
-With no --catalog, the embedded demo server (CRM, billing, support,
+--upstreams FILE puts CodeCall in front of the MCP servers listed in FILE
+({"mcpServers": ...}, the usual client format); each becomes an app.
+With neither --catalog nor upstreams, the embedded demo server (CRM, billing, support,
 analytics, inventory, notifications) is served.
 Run 'codecall COMMAND --help' for a command's flags.
 `

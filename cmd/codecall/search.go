@@ -27,6 +27,7 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var apps stringList
 	fs.StringVar(&src.configFile, "config", "", "CodeCall YAML config `file`")
 	fs.StringVar(&src.catalogFile, "catalog", "", "search a static catalog `file` instead of the demo")
+	fs.StringVar(&src.upstreamsFile, "upstreams", "", "search the tools of the MCP servers in `file` ({\"mcpServers\": ...})")
 	fs.Var(&apps, "app", "only tools of this `app` (repeatable)")
 	top := fs.Int("top", 0, "number of results (default: the config's search.topK)")
 	asJSON := fs.Bool("json", false, "print codecall.search's JSON result")
@@ -38,11 +39,12 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("search needs a query, e.g. codecall search \"refund a payment\"")
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, cc, err := src.build(logger, false)
+	b, err := src.build(ctx, logger, false)
 	if err != nil {
 		return err
 	}
-	defer cc.Close()
+	defer b.Close()
+	srv, cc := b.srv, b.cc
 	st, release := cc.Acquire(ctx)
 	searchTool := meta.NamesFor(st.Config).Search
 	release()

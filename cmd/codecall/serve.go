@@ -8,6 +8,9 @@ import (
 	"log"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -16,10 +19,15 @@ import (
 func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	var src source
+	var origins stringList
 	fs.StringVar(&src.configFile, "config", "", "CodeCall YAML config `file` (reloaded on change)")
 	fs.StringVar(&src.catalogFile, "catalog", "", "serve a static catalog: JSON `file` with an array of tool definitions")
+	fs.StringVar(&src.upstreamsFile, "upstreams", "", "serve the tools of the MCP servers in `file` ({\"mcpServers\": ...}, the usual client format)")
 	addr := fs.String("http", "", "serve streamable HTTP on `addr` (e.g. 127.0.0.1:8080) instead of stdio")
 	path := fs.String("path", "/mcp", "HTTP endpoint `path`")
+	token := fs.String("token", "", "with --http, require this bearer `token` (prefer --token-env: flags show in ps)")
+	tokenEnv := fs.String("token-env", "", "with --http, require the bearer token held in environment variable `NAME`")
+	fs.Var(&origins, "allow-origin", "with --http, also accept browser requests from this `origin` (repeatable; loopback origins are always accepted)")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn, error")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -31,13 +39,53 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
+	bearer := *token
+	if *tokenEnv != "" {
+		v, ok := os.LookupEnv(*tokenEnv)
+		if !ok || v == "" {
+			return fmt.Errorf("--token-env %s: the variable is not set or empty", *tokenEnv)
+		}
+		if bearer != "" {
+			return errors.New("--token and --token-env both given; use one")
+		}
+		bearer = v
+	}
+	if bearer != "" && *addr == "" {
+		return errors.New("--token and --token-env apply to --http only; stdio needs no token")
+	}
 	// stdout carries the protocol on stdio: every log goes to stderr.
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
-	srv, cc, err := src.build(logger, true)
+	b, err := src.build(ctx, logger, true)
 	if err != nil {
 		return err
 	}
-	defer cc.Close()
+	defer b.Close()
+	if b.gw != nil {
+		// Upstream definitions and their ${VAR} values are re-read on SIGHUP
+		// and when the files holding them change.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGHUP)
+		defer signal.Stop(sig)
+		hup := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-sig:
+					select {
+					case hup <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
+		}()
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go watchUpstreams(watchCtx, src, b, hup, logger)
+	}
+	srv := b.srv
 
 	if *addr == "" {
 		stdio := server.NewStdioServer(srv)
@@ -48,10 +96,12 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		return nil
 	}
-	httpSrv := server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path))
+	mux := http.NewServeMux()
+	mux.Handle(*path, newHTTPGuard(server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path)), *addr, bearer, origins))
+	httpSrv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- httpSrv.Start(*addr) }()
-	logger.Info("codecall: serving streamable HTTP", "url", "http://"+*addr+*path)
+	go func() { errc <- httpSrv.ListenAndServe() }()
+	logger.Info("codecall: serving streamable HTTP", "url", "http://"+*addr+*path, "bearerToken", bearer != "")
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {

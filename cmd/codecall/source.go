@@ -1,33 +1,106 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/examples/demo"
+	"github.com/codecall-go/codecall/gateway"
 	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/staticcatalog"
 )
 
 // source says which tools to serve.
 type source struct {
-	configFile  string
-	catalogFile string
+	configFile    string
+	catalogFile   string
+	upstreamsFile string
 }
 
-// build creates the server for a source and wraps it in CodeCall.
-func (s source) build(logger *slog.Logger, watch bool) (*server.MCPServer, *middleware.CodeCall, error) {
-	var srv *server.MCPServer
-	if s.catalogFile != "" {
+// built is a served tool set wrapped in CodeCall.
+type built struct {
+	srv *server.MCPServer
+	cc  *middleware.CodeCall
+	gw  *gateway.Gateway // nil unless upstreams are configured
+}
+
+// Close stops CodeCall and then the upstreams.
+func (b *built) Close() {
+	_ = b.cc.Close()
+	if b.gw != nil {
+		_ = b.gw.Close()
+	}
+}
+
+// upstreams returns the upstream servers of --upstreams and the config's
+// upstreams: section; ok is false when there are none.
+func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]presets.Upstream, ok bool, err error) {
+	cfg = presets.Default().Upstreams
+	baseDir := ""
+	if s.configFile != "" {
+		full, err := presets.Load(s.configFile)
+		if err != nil {
+			return cfg, nil, false, err
+		}
+		cfg = full.Upstreams
+		baseDir = filepath.Dir(s.configFile)
+	}
+	if s.upstreamsFile == "" && cfg.File == "" && len(cfg.Servers) == 0 {
+		return cfg, nil, false, nil
+	}
+	servers, err = gateway.ServersOf(cfg, baseDir)
+	if err != nil {
+		return cfg, nil, false, err
+	}
+	if s.upstreamsFile != "" {
+		fromFlag, err := gateway.LoadServers(s.upstreamsFile)
+		if err != nil {
+			return cfg, nil, false, err
+		}
+		for id, u := range fromFlag {
+			if _, dup := servers[id]; dup {
+				return cfg, nil, false, fmt.Errorf("upstream %q is defined both in %s and in the config; keep one", id, s.upstreamsFile)
+			}
+			servers[id] = u
+		}
+	}
+	return cfg, servers, true, nil
+}
+
+// build creates the server for a source and wraps it in CodeCall. With
+// upstreams it connects to them first (unless upstreams.start is lazy);
+// broken upstreams are logged and retried, the others served.
+func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*built, error) {
+	b := &built{}
+	upCfg, servers, gatewayMode, err := s.upstreams()
+	switch {
+	case err != nil:
+		return nil, err
+	case gatewayMode && s.catalogFile != "":
+		return nil, errors.New("--catalog and upstreams cannot be served together; pick one")
+	case gatewayMode:
+		b.gw, err = gateway.New(servers, gateway.WithConfig(upCfg), gateway.WithLogger(logger), gateway.WithImplementation("codecall", version))
+		if err != nil {
+			return nil, err
+		}
+		if err := b.gw.Start(ctx); err != nil {
+			logger.Warn("codecall: some upstreams are unavailable and are retried in the background; the others are served", "error", err)
+		}
+		b.srv = b.gw.Server()
+	case s.catalogFile != "":
 		tools, err := staticcatalog.Load(s.catalogFile)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		srv = staticcatalog.NewServer("codecall-catalog", version, tools)
-	} else {
-		srv = demo.New()
+		b.srv = staticcatalog.NewServer("codecall-catalog", version, tools)
+	default:
+		b.srv = demo.New()
 	}
 	opts := []middleware.Option{middleware.WithLogger(logger)}
 	if s.configFile != "" {
@@ -36,9 +109,30 @@ func (s source) build(logger *slog.Logger, watch bool) (*server.MCPServer, *midd
 			opts = append(opts, middleware.WithoutReload())
 		}
 	}
-	cc, err := middleware.Wrap(srv, opts...)
+	b.cc, err = middleware.Wrap(b.srv, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w", err)
+		if b.gw != nil {
+			_ = b.gw.Close()
+		}
+		return nil, fmt.Errorf("%w", err)
 	}
-	return srv, cc, nil
+	return b, nil
+}
+
+// reload re-reads the upstream definitions and re-resolves their ${VAR}
+// placeholders (codecall serve does it on SIGHUP).
+func (s source) reload(ctx context.Context, b *built, logger *slog.Logger) {
+	if b.gw == nil {
+		return
+	}
+	_, servers, _, err := s.upstreams()
+	if err != nil {
+		logger.Error("codecall: upstreams not reloaded", "error", err)
+		return
+	}
+	if err := b.gw.Reload(ctx, servers); err != nil {
+		logger.Warn("codecall: upstreams reloaded with failures", "error", err)
+		return
+	}
+	logger.Info("codecall: upstreams reloaded", "servers", len(servers))
 }

@@ -1,0 +1,240 @@
+package benchmarks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/gateway"
+	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// upstreamVar makes the test binary an upstream MCP server on stdio.
+const upstreamVar = "CODECALLTEST_BENCH_UPSTREAM"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(upstreamVar) != "" {
+		_ = server.ServeStdio(upstreamServer())
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// upstreamServer has one tool returning a record of about 1 KiB, the size
+// of a typical API object.
+func upstreamServer() *server.MCPServer {
+	srv := server.NewMCPServer("upstream", "1", server.WithToolCapabilities(true))
+	notes := strings.Repeat("lorem ipsum dolor sit amet ", 30)
+	srv.AddTool(mcp.NewTool("get_record", mcp.WithNumber("id", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			id := req.GetInt("id", 0)
+			rec := map[string]any{"id": id, "name": fmt.Sprintf("record %d", id), "amount": id * 10, "notes": notes,
+				"tags": []string{"alpha", "beta", "gamma"}, "updatedAt": "2026-11-21T12:00:00Z"}
+			b, _ := json.Marshal(rec)
+			return mcp.NewToolResultText(string(b)), nil
+		})
+	return srv
+}
+
+func upstreamEntry(b *testing.B) presets.Upstream {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return presets.Upstream{Command: exe, Env: map[string]string{upstreamVar: "1"}}
+}
+
+// countingWriter counts the bytes a server sends to its client.
+type countingWriter struct {
+	w io.WriteCloser
+	n atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n.Add(int64(len(p))); return c.w.Write(p) }
+func (c *countingWriter) Close() error                { return c.w.Close() }
+
+// pipeClient connects a client to srv over in-memory stdio pipes and
+// returns the counter of bytes sent to it.
+func pipeClient(b *testing.B, srv *server.MCPServer) (*client.Client, *countingWriter) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	out := &countingWriter{w: sw}
+	go func() { _ = server.NewStdioServer(srv).Listen(ctx, sr, out) }()
+	c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(strings.NewReader(""))))
+	b.Cleanup(func() { _ = c.Close(); cancel(); _ = sw.Close() })
+	initClient(b, c)
+	return c, out
+}
+
+func initClient(b *testing.B, c *client.Client) {
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "bench", Version: "1"},
+	}}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// gatewayFor puts CodeCall in front of the upstreams with their tools
+// visible, so a client can call them directly through the gateway too.
+func gatewayFor(b *testing.B, servers map[string]presets.Upstream) *server.MCPServer {
+	gw, err := gateway.New(servers, gateway.WithLogger(discard()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = gw.Close() })
+	if err := gw.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	cfg := presets.Default()
+	cfg.VM.Isolation = presets.IsolationInProcess
+	cfg.VM.MaxToolCalls = 1000
+	cfg.Tools = map[string]presets.ToolOverride{"*": {VisibleInListTools: ptr(true)}}
+	cc, err := middleware.Wrap(gw.Server(), middleware.WithConfig(cfg), middleware.WithLogger(discard()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cc.Close() })
+	return gw.Server()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func callRecord(b *testing.B, c *client.Client, name string, id int) *mcp.CallToolResult {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = map[string]any{"id": id}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		b.Fatalf("%s: %v %+v", name, err, res)
+	}
+	return res
+}
+
+func percentile(d []time.Duration, p float64) float64 {
+	slices.Sort(d)
+	return float64(d[int(p*float64(len(d)-1))].Microseconds())
+}
+
+// BenchmarkGatewayOverhead is one tools/call through the gateway (client ->
+// CodeCall gateway -> upstream) against the same call made directly to the
+// upstream by a client, alternating in the same run. The upstream is a
+// stdio process or a streamable HTTP server.
+func BenchmarkGatewayOverhead(b *testing.B) {
+	for _, kind := range []string{"stdio", "http"} {
+		b.Run(kind, func(b *testing.B) {
+			var direct *client.Client
+			var entry presets.Upstream
+			switch kind {
+			case "stdio":
+				entry = upstreamEntry(b)
+				direct = client.NewClient(transport.NewStdioWithOptions(entry.Command, []string{upstreamVar + "=1"}, nil))
+			case "http":
+				hs := httptest.NewServer(server.NewStreamableHTTPServer(upstreamServer()))
+				b.Cleanup(hs.Close)
+				entry = presets.Upstream{URL: hs.URL + "/mcp"}
+				t, err := transport.NewStreamableHTTP(entry.URL)
+				if err != nil {
+					b.Fatal(err)
+				}
+				direct = client.NewClient(t)
+			}
+			b.Cleanup(func() { _ = direct.Close() })
+			initClient(b, direct)
+			viaGateway, _ := pipeClient(b, gatewayFor(b, map[string]presets.Upstream{"up": entry}))
+			callRecord(b, direct, "get_record", 1)
+			callRecord(b, viaGateway, "up.get_record", 1)
+
+			var dd, gd []time.Duration
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				start := time.Now()
+				callRecord(b, direct, "get_record", i)
+				dd = append(dd, time.Since(start))
+				start = time.Now()
+				callRecord(b, viaGateway, "up.get_record", i)
+				gd = append(gd, time.Since(start))
+			}
+			b.StopTimer()
+			b.ReportMetric(percentile(dd, 0.5), "direct-p50-µs")
+			b.ReportMetric(percentile(dd, 0.95), "direct-p95-µs")
+			b.ReportMetric(percentile(gd, 0.5), "gateway-p50-µs")
+			b.ReportMetric(percentile(gd, 0.95), "gateway-p95-µs")
+			b.ReportMetric(percentile(gd, 0.5)/percentile(dd, 0.5), "p50-ratio")
+			b.ReportMetric(percentile(gd, 0.95)/percentile(dd, 0.95), "p95-ratio")
+		})
+	}
+}
+
+// BenchmarkGatewayPlan20 is one codecall.execute plan making 20 calls across
+// two stdio upstreams and returning a small summary, against a client
+// making the same 20 calls itself through the gateway. It reports wall
+// time and the bytes the gateway sent to the client.
+func BenchmarkGatewayPlan20(b *testing.B) {
+	srv := gatewayFor(b, map[string]presets.Upstream{"left": upstreamEntry(b), "right": upstreamEntry(b)})
+	c, sent := pipeClient(b, srv)
+	script := `
+		const ids = Array.from({length: 10}, (_, i) => i + 1);
+		const recs = await Promise.all(ids.flatMap((id) => [
+			callTool("left.get_record", {id}), callTool("right.get_record", {id: id + 100})]));
+		return {count: recs.length, total: recs.reduce((s, r) => s + r.amount, 0)};`
+	runPlan := func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "codecall.execute"
+		req.Params.Arguments = map[string]any{"script": script}
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil || res.IsError {
+			b.Fatalf("plan: %v %+v", err, res)
+		}
+	}
+	runDirect := func() {
+		for id := 1; id <= 10; id++ {
+			callRecord(b, c, "left.get_record", id)
+			callRecord(b, c, "right.get_record", id+100)
+		}
+	}
+	runPlan()
+	runDirect()
+	var pd, dd []time.Duration
+	var pBytes, dBytes int64
+	b.ResetTimer()
+	for b.Loop() {
+		before := sent.n.Load()
+		start := time.Now()
+		runPlan()
+		pd = append(pd, time.Since(start))
+		pBytes += sent.n.Load() - before
+		before = sent.n.Load()
+		start = time.Now()
+		runDirect()
+		dd = append(dd, time.Since(start))
+		dBytes += sent.n.Load() - before
+	}
+	b.StopTimer()
+	n := float64(len(pd))
+	b.ReportMetric(percentile(pd, 0.5), "plan-p50-µs")
+	b.ReportMetric(percentile(dd, 0.5), "direct20-p50-µs")
+	b.ReportMetric(float64(pBytes)/n, "plan-bytes-to-client")
+	b.ReportMetric(float64(dBytes)/n, "direct20-bytes-to-client")
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestHTTPGuard(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	tests := []struct {
+		name, addr, token, host, origin, auth string
+		allow                                 []string
+		want                                  int
+	}{
+		{"loopback, no origin", "127.0.0.1:8080", "", "127.0.0.1:8080", "", "", nil, http.StatusNoContent},
+		{"localhost host", "127.0.0.1:8080", "", "localhost:8080", "", "", nil, http.StatusNoContent},
+		{"rebound host", "127.0.0.1:8080", "", "evil.example:8080", "", "", nil, http.StatusForbidden},
+		{"foreign origin", "127.0.0.1:8080", "", "127.0.0.1:8080", "https://evil.example", "", nil, http.StatusForbidden},
+		{"loopback origin", "127.0.0.1:8080", "", "127.0.0.1:8080", "http://localhost:3000", "", nil, http.StatusNoContent},
+		{"allowed origin", "127.0.0.1:8080", "", "127.0.0.1:8080", "https://app.example", "", []string{"https://app.example"}, http.StatusNoContent},
+		{"public bind, any host", "0.0.0.0:8080", "", "gw.example:8080", "", "", nil, http.StatusNoContent},
+		{"public bind, foreign origin", "0.0.0.0:8080", "", "gw.example:8080", "https://evil.example", "", nil, http.StatusForbidden},
+		{"token missing", "127.0.0.1:8080", "t0k", "127.0.0.1:8080", "", "", nil, http.StatusUnauthorized},
+		{"token wrong", "127.0.0.1:8080", "t0k", "127.0.0.1:8080", "", "Bearer nope", nil, http.StatusUnauthorized},
+		{"token right", "127.0.0.1:8080", "t0k", "127.0.0.1:8080", "", "Bearer t0k", nil, http.StatusNoContent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newHTTPGuard(ok, tt.addr, tt.token, tt.allow)
+			r := httptest.NewRequest(http.MethodPost, "http://"+tt.host+"/mcp", nil)
+			r.Host = tt.host
+			if tt.origin != "" {
+				r.Header.Set("Origin", tt.origin)
+			}
+			if tt.auth != "" {
+				r.Header.Set("Authorization", tt.auth)
+			}
+			w := httptest.NewRecorder()
+			g.ServeHTTP(w, r)
+			if w.Code != tt.want {
+				t.Errorf("status %d, want %d (%s)", w.Code, tt.want, w.Body)
+			}
+		})
+	}
+}
+
+func TestServeUpstreamsErrors(t *testing.T) {
+	tests := []struct {
+		file, want string
+	}{
+		{`{"mcpServers": {"a": {"comand": "x"}}}`, `unknown field "comand"`},
+		{`{"mcpServers": {"a": {"command": "x", "url": "http://h/"}}}`, "both command and url"},
+		{`{"servers": 3}`, "object mapping server ids"},
+		{`[]`, "not a JSON object"},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runCLI(t, "serve", "--upstreams", writeFile(t, "servers.json", tt.file))
+		if code != 1 || !contains(out+errOut, tt.want) {
+			t.Errorf("%s: code %d, output %q, want it to mention %q", tt.file, code, out+errOut, tt.want)
+		}
+	}
+	code, _, errOut := runCLI(t, "serve", "--token", "x")
+	if code != 1 || !contains(errOut, "--http only") {
+		t.Errorf("--token without --http: code %d, %q", code, errOut)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestCheckUpstreams(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://127.0.0.1:9/mcp"}}}`))
+	if code != 0 || !contains(out, "2 servers") {
+		t.Errorf("valid file: code %d, %s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"url": "ftp://x"}}}`))
+	if code != 1 || !contains(out, `mcpServers["a"].url`) {
+		t.Errorf("bad url: code %d, %s", code, out)
+	}
+}

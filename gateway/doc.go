@@ -1,0 +1,34 @@
+// Package gateway exposes the tools of upstream MCP servers as tools of one
+// mcp-go server, so that CodeCall (package middleware) can be put in front
+// of servers written in any language.
+//
+// Each upstream (a command speaking MCP on stdio, or a streamable HTTP or
+// SSE endpoint) is one app: its tools are registered as
+// <serverId><separator><toolName> with _meta.codecall giving appId =
+// serverId and source = upstream, and their schemas and annotations passed
+// through. A call is forwarded under the upstream's own tool name, on a
+// persistent client that is started once (eagerly or on first use) and
+// restarted with backoff when it dies. Upstream tools/list_changed
+// notifications update the registered tools (mcp-go then tells the
+// gateway's clients); progress and logging notifications of a call reach the
+// client that made it; a client's cancellation reaches the upstream as
+// notifications/cancelled.
+//
+// A broken upstream (a command that does not exist, a server that crashes
+// on start, a URL that does not answer) is reported with its id and reason
+// and retried with backoff, and its tools fail with an UNAVAILABLE message,
+// while the others are served.
+//
+// Placeholders ${VAR} in env and headers are resolved from the environment
+// when an upstream starts and on Reload. Resolved values are kept out of
+// logs, errors and tool metadata: text that CodeCall produces about an
+// upstream has them replaced by [redacted].
+//
+// Typical use, as codecall serve does it:
+//
+//	servers, err := gateway.LoadServers("servers.json")
+//	gw, err := gateway.New(servers)
+//	err = gw.Start(ctx)
+//	cc, err := middleware.Wrap(gw.Server())
+//	server.ServeStdio(gw.Server())
+package gateway

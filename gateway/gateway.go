@@ -1,0 +1,406 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/presets"
+)
+
+// Defaults of the options.
+const (
+	DefaultSeparator    = "."
+	DefaultStartTimeout = time.Minute
+	DefaultCallTimeout  = time.Minute
+	defaultBackoffMin   = time.Second
+	defaultBackoffMax   = time.Minute
+	// stableAfter is how long an upstream must stay up for its restart
+	// backoff to start again from the minimum.
+	stableAfter = 30 * time.Second
+)
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	log          *slog.Logger
+	sep          string
+	lazy         bool
+	startTimeout time.Duration
+	lookup       func(string) (string, bool)
+	backoffMin   time.Duration
+	backoffMax   time.Duration
+	name, ver    string
+}
+
+// WithLogger sets the logger for upstream starts, failures and restarts
+// (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithSeparator sets what goes between a server id and a tool name
+// (default "."); clients that reject dots in tool names need "__".
+func WithSeparator(sep string) Option { return func(o *options) { o.sep = sep } }
+
+// WithLazyStart connects to the upstreams when the first client asks for
+// tools (tools/list or tools/call) instead of in Start.
+func WithLazyStart(lazy bool) Option { return func(o *options) { o.lazy = lazy } }
+
+// WithStartTimeout bounds connecting to one upstream: starting it, the
+// handshake and the first tools/list (default one minute).
+func WithStartTimeout(d time.Duration) Option { return func(o *options) { o.startTimeout = d } }
+
+// WithLookupEnv sets where ${VAR} placeholders and the environment
+// allowlist read from (default os.LookupEnv).
+func WithLookupEnv(lookup func(string) (string, bool)) Option {
+	return func(o *options) { o.lookup = lookup }
+}
+
+// WithBackoff sets the first and the longest wait between restarts of an
+// upstream that failed (default 1s doubling up to 1m).
+func WithBackoff(first, longest time.Duration) Option {
+	return func(o *options) { o.backoffMin, o.backoffMax = first, longest }
+}
+
+// WithImplementation sets the name and version the gateway's server
+// announces to its clients (default "codecall-gateway", "dev").
+func WithImplementation(name, version string) Option {
+	return func(o *options) { o.name, o.ver = name, version }
+}
+
+// WithConfig applies the gateway-wide settings of an upstreams: section:
+// separator, start mode and start timeout.
+func WithConfig(c presets.UpstreamsConfig) Option {
+	return func(o *options) {
+		if c.Separator != "" {
+			o.sep = c.Separator
+		}
+		o.lazy = c.Start == presets.StartLazy
+		if c.StartTimeout > 0 {
+			o.startTimeout = c.StartTimeout
+		}
+	}
+}
+
+// Gateway serves the tools of upstream MCP servers on one mcp-go server.
+// Close it when done: it stops every upstream process.
+type Gateway struct {
+	srv  *server.MCPServer
+	opts options
+	log  *slog.Logger
+
+	ctx    context.Context // ends at Close; upstream clients live as long
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	ups    map[string]*upstream
+	owners map[string]*upstream // registered tool name -> its upstream
+	closed bool
+
+	startOnce sync.Once
+	started   chan struct{}
+	startedOK atomic.Bool
+	seq       atomic.Uint64
+}
+
+// New creates a gateway for servers (keyed by server id). Nothing is
+// started until Start, or the first client request with WithLazyStart.
+// Entries are validated like the YAML configuration; an invalid entry is an
+// error, a disabled one is skipped.
+func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) {
+	o := options{sep: DefaultSeparator, startTimeout: DefaultStartTimeout, lookup: os.LookupEnv,
+		backoffMin: defaultBackoffMin, backoffMax: defaultBackoffMax, name: "codecall-gateway", ver: "dev"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	if err := (presets.UpstreamsConfig{Separator: o.sep, Servers: servers}).Validate(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g := &Gateway{opts: o, log: o.log, ups: map[string]*upstream{}, owners: map[string]*upstream{}, started: make(chan struct{})}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	hooks := &server.Hooks{}
+	if o.lazy {
+		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
+			if method == mcp.MethodToolsList || method == mcp.MethodToolsCall {
+				g.waitStarted(ctx)
+			}
+		})
+	}
+	g.srv = server.NewMCPServer(o.name, o.ver, server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks))
+	for _, id := range sortedIDs(servers) {
+		if !servers[id].IsEnabled() {
+			g.log.Info("gateway: upstream disabled", "upstream", id)
+			continue
+		}
+		g.ups[id] = g.newUpstream(id, servers[id])
+	}
+	return g, nil
+}
+
+// NewFromConfig creates a gateway from an upstreams: section: the servers
+// of its file (relative to baseDir) and its own servers.
+func NewFromConfig(c presets.UpstreamsConfig, baseDir string, opts ...Option) (*Gateway, error) {
+	servers, err := ServersOf(c, baseDir)
+	if err != nil {
+		return nil, err
+	}
+	return New(servers, append([]Option{WithConfig(c)}, opts...)...)
+}
+
+// ServersOf merges the servers of an upstreams: section with those of its
+// file (a relative path is taken from baseDir). A server id in both is an
+// error.
+func ServersOf(c presets.UpstreamsConfig, baseDir string) (map[string]presets.Upstream, error) {
+	servers := maps.Clone(c.Servers)
+	if servers == nil {
+		servers = map[string]presets.Upstream{}
+	}
+	if c.File == "" {
+		return servers, nil
+	}
+	path := c.File
+	if !filepath.IsAbs(path) && baseDir != "" {
+		path = filepath.Join(baseDir, path)
+	}
+	fromFile, err := LoadServers(path)
+	if err != nil {
+		return nil, err
+	}
+	for id, u := range fromFile {
+		if _, dup := servers[id]; dup {
+			return nil, fmt.Errorf("upstream %q is defined both in %s and under upstreams.servers; keep one", id, path)
+		}
+		servers[id] = u
+	}
+	return servers, nil
+}
+
+// Server is the gateway's mcp-go server: wrap it with middleware.Wrap and
+// serve it over stdio or HTTP.
+func (g *Gateway) Server() *server.MCPServer { return g.srv }
+
+// Start connects to every upstream at once and returns when each has
+// either answered with its tools or failed (bounded by the start timeout).
+// Failed upstreams are logged with their reason and retried in the
+// background; the error lists them but the gateway serves the others.
+// With WithLazyStart, Start returns at once and the first client request
+// for tools does the work.
+func (g *Gateway) Start(ctx context.Context) error {
+	if g.opts.lazy {
+		return nil
+	}
+	return g.startAll(ctx)
+}
+
+func (g *Gateway) startAll(ctx context.Context) error {
+	var err error
+	g.startOnce.Do(func() {
+		defer close(g.started)
+		g.mu.Lock()
+		ups := sortedUpstreams(g.ups)
+		g.mu.Unlock()
+		var wg sync.WaitGroup
+		errs := make([]error, len(ups))
+		for i, u := range ups {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = u.connect(ctx)
+			}()
+		}
+		wg.Wait()
+		g.startedOK.Store(true)
+		err = errors.Join(errs...)
+	})
+	return err
+}
+
+// waitStarted starts the upstreams on the first request in lazy mode and
+// holds requests until that is done (or their context ends).
+func (g *Gateway) waitStarted(ctx context.Context) {
+	if g.startedOK.Load() {
+		return
+	}
+	go func() { _ = g.startAll(g.ctx) }()
+	select {
+	case <-g.started:
+	case <-ctx.Done():
+	}
+}
+
+// Status is the state of one upstream.
+type Status struct {
+	// ID is the server id, which is also the app id of its tools.
+	ID string `json:"id"`
+	// Transport is stdio, http or sse.
+	Transport string `json:"transport"`
+	// State is one of idle, starting, ready, failed, closed.
+	State string `json:"state"`
+	// Tools is how many of its tools are registered.
+	Tools int `json:"tools"`
+	// Error is why it last failed, with secrets removed; "" when ready.
+	Error string `json:"error,omitempty"`
+	// Restarts counts failed starts and deaths since it was last stable.
+	Restarts int `json:"restarts"`
+}
+
+// Status reports every enabled upstream, sorted by id.
+func (g *Gateway) Status() []Status {
+	g.mu.Lock()
+	ups := sortedUpstreams(g.ups)
+	g.mu.Unlock()
+	out := make([]Status, 0, len(ups))
+	for _, u := range ups {
+		out = append(out, u.status())
+	}
+	return out
+}
+
+// Reload replaces the upstream definitions: removed servers are stopped and
+// their tools removed, new ones started, changed ones (including a changed
+// value of a ${VAR} they use) restarted; unchanged ones keep running.
+func (g *Gateway) Reload(ctx context.Context, servers map[string]presets.Upstream) error {
+	if err := (presets.UpstreamsConfig{Separator: g.opts.sep, Servers: servers}).Validate(); err != nil {
+		return fmt.Errorf("gateway: reload: %w", err)
+	}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return errors.New("gateway: reload after Close")
+	}
+	var stop []*upstream
+	var start []*upstream
+	for id, u := range g.ups {
+		next, ok := servers[id]
+		if !ok || !next.IsEnabled() || !reflect.DeepEqual(next, u.cfg) || u.envChanged() {
+			stop = append(stop, u)
+			delete(g.ups, id)
+		}
+	}
+	for _, id := range sortedIDs(servers) {
+		if _, running := g.ups[id]; running || !servers[id].IsEnabled() {
+			continue
+		}
+		u := g.newUpstream(id, servers[id])
+		g.ups[id] = u
+		start = append(start, u)
+	}
+	lazyPending := g.opts.lazy && !g.startedOK.Load()
+	g.mu.Unlock()
+	for _, u := range stop {
+		u.close()
+		g.log.Info("gateway: upstream stopped for reload", "upstream", u.id)
+	}
+	if lazyPending {
+		return nil
+	}
+	var errs []error
+	for _, u := range start {
+		errs = append(errs, u.connect(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops every upstream and removes their tools.
+func (g *Gateway) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	ups := sortedUpstreams(g.ups)
+	g.mu.Unlock()
+	g.cancel()
+	for _, u := range ups {
+		u.close()
+	}
+	g.wg.Wait()
+	return nil
+}
+
+// spawn runs f in a goroutine that Close waits for, unless the gateway is
+// closed; it reports whether f was started.
+func (g *Gateway) spawn(f func()) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// register installs an upstream's tools under their gateway names, removing
+// the ones it no longer has. Names taken by another upstream are skipped
+// with a warning.
+func (g *Gateway) register(u *upstream, add []server.ServerTool, remove []string) []server.ServerTool {
+	g.mu.Lock()
+	kept := add[:0]
+	for _, st := range add {
+		if owner, taken := g.owners[st.Tool.Name]; taken && owner != u {
+			g.log.Warn("gateway: tool name taken by another upstream; skipped", "tool", st.Tool.Name, "upstream", u.id, "owner", owner.id)
+			continue
+		}
+		g.owners[st.Tool.Name] = u
+		kept = append(kept, st)
+	}
+	var gone []string
+	for _, name := range remove {
+		if g.owners[name] == u {
+			delete(g.owners, name)
+			gone = append(gone, name)
+		}
+	}
+	closed := g.closed && len(kept) > 0
+	g.mu.Unlock()
+	if closed {
+		return nil
+	}
+	if len(gone) > 0 {
+		g.srv.DeleteTools(gone...)
+	}
+	if len(kept) > 0 {
+		g.srv.AddTools(kept...)
+	}
+	return kept
+}
+
+func sortedIDs(m map[string]presets.Upstream) []string {
+	ids := make([]string, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// sortedUpstreams returns the upstreams sorted by id.
+func sortedUpstreams(m map[string]*upstream) []*upstream {
+	out := make([]*upstream, 0, len(m))
+	for _, u := range m {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}

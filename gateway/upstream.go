@@ -1,0 +1,662 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/presets"
+)
+
+// The states of an upstream.
+const (
+	stateIdle     = "idle"
+	stateStarting = "starting"
+	stateReady    = "ready"
+	stateFailed   = "failed"
+	stateClosed   = "closed"
+)
+
+// lateNotifications is how long a finished call still accepts its
+// notifications: servers (mcp-go's among them) may write a call's last
+// progress notifications after its response.
+const lateNotifications = 250 * time.Millisecond
+
+// UnavailablePrefix starts the error text of a call to an upstream that is
+// not running, so clients and plans can tell it from the tool's own errors.
+const UnavailablePrefix = "UNAVAILABLE: "
+
+// upstream is one upstream server and its persistent client.
+type upstream struct {
+	g       *Gateway
+	id      string
+	cfg     presets.Upstream
+	res     resolved
+	resErr  error
+	envHash [32]byte
+	red     redactor
+	include presets.Globs
+	exclude presets.Globs
+	timeout time.Duration
+
+	mu         sync.Mutex
+	state      string
+	cl         *client.Client
+	gen        uint64
+	err        string // why it last failed, redacted
+	failures   int
+	upSince    time.Time
+	connecting chan struct{}
+	retry      *time.Timer
+	pipe       *stderrPipe // the current child's stderr, stdio only
+
+	syncMu sync.Mutex          // serialises tool list updates
+	tools  map[string]mcp.Tool // gateway name -> tool as registered
+
+	callsMu sync.Mutex
+	calls   map[string]*inflight // gateway progress token -> call
+}
+
+// inflight is a call forwarded to the upstream, so that its notifications
+// can reach the client that made it.
+type inflight struct {
+	ctx   context.Context
+	token mcp.ProgressToken // the client's own token, or nil
+}
+
+func (g *Gateway) newUpstream(id string, cfg presets.Upstream) *upstream {
+	u := &upstream{g: g, id: id, cfg: cfg, state: stateIdle, tools: map[string]mcp.Tool{}, calls: map[string]*inflight{}}
+	u.res, u.resErr = resolve(cfg, g.opts.lookup)
+	u.envHash = hashResolved(u.res)
+	u.red = newRedactor(u.res.secrets)
+	// Validated by New and Reload, so compiling cannot fail here.
+	u.include, _ = presets.CompileGlobs(cfg.IncludeTools)
+	u.exclude, _ = presets.CompileGlobs(cfg.ExcludeTools)
+	u.timeout = cfg.Timeout
+	if u.timeout <= 0 {
+		u.timeout = DefaultCallTimeout
+	}
+	return u
+}
+
+func hashResolved(r resolved) [32]byte {
+	b, _ := json.Marshal(struct {
+		Env     []string
+		Headers map[string]string
+	}{r.env, r.headers})
+	return sha256.Sum256(b)
+}
+
+// envChanged reports whether the environment now resolves the upstream's
+// placeholders or allowlist to different values.
+func (u *upstream) envChanged() bool {
+	r, err := resolve(u.cfg, u.g.opts.lookup)
+	return (err == nil) != (u.resErr == nil) || hashResolved(r) != u.envHash
+}
+
+func (u *upstream) status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.syncMu.Lock()
+	n := len(u.tools)
+	u.syncMu.Unlock()
+	return Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures}
+}
+
+// connect starts the upstream unless it is running; concurrent callers
+// share one attempt. The error says why the upstream is unavailable.
+func (u *upstream) connect(ctx context.Context) error {
+	u.mu.Lock()
+	switch {
+	case u.state == stateReady:
+		u.mu.Unlock()
+		return nil
+	case u.state == stateClosed:
+		u.mu.Unlock()
+		return fmt.Errorf("upstream %q: stopped", u.id)
+	case u.connecting != nil:
+		ch := u.connecting
+		u.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return u.failure()
+	}
+	ch := make(chan struct{})
+	u.connecting = ch
+	u.state = stateStarting
+	u.gen++
+	gen := u.gen
+	if u.retry != nil {
+		u.retry.Stop()
+		u.retry = nil
+	}
+	u.mu.Unlock()
+
+	cl, tools, err := u.dial(gen)
+
+	u.mu.Lock()
+	u.connecting = nil
+	close(ch)
+	if u.state == stateClosed {
+		pipe := u.pipe
+		u.pipe = nil
+		u.mu.Unlock()
+		stopClient(cl, pipe)
+		return fmt.Errorf("upstream %q: stopped", u.id)
+	}
+	if err != nil {
+		msg := u.red.String(err.Error())
+		u.fail(msg)
+		u.mu.Unlock()
+		return fmt.Errorf("upstream %q: %s", u.id, msg)
+	}
+	u.cl = cl
+	u.state = stateReady
+	u.err = ""
+	u.upSince = time.Now()
+	u.mu.Unlock()
+	u.g.log.Info("gateway: upstream ready", "upstream", u.id, "transport", u.cfg.Transport(), "tools", len(tools))
+	u.setTools(tools)
+	return nil
+}
+
+// failure returns the last failure as an error, or nil when ready.
+func (u *upstream) failure() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state == stateReady {
+		return nil
+	}
+	return fmt.Errorf("upstream %q: %s", u.id, u.err)
+}
+
+// fail records a failure and schedules a restart with backoff. u.mu held.
+func (u *upstream) fail(msg string) {
+	if !u.upSince.IsZero() && time.Since(u.upSince) > stableAfter {
+		u.failures = 0
+	}
+	u.upSince = time.Time{}
+	u.failures++
+	u.state = stateFailed
+	u.err = msg
+	delay := u.g.opts.backoffMin << min(u.failures-1, 20)
+	if delay > u.g.opts.backoffMax || delay <= 0 {
+		delay = u.g.opts.backoffMax
+	}
+	u.g.log.Error("gateway: upstream unavailable", "upstream", u.id, "reason", msg, "retryIn", delay)
+	if u.retry != nil {
+		u.retry.Stop()
+	}
+	u.retry = time.AfterFunc(delay, func() {
+		u.g.spawn(func() { _ = u.connect(u.g.ctx) })
+	})
+}
+
+// lost is called when the connection of generation gen died: the process
+// exited or the transport failed during a call.
+func (u *upstream) lost(gen uint64, why string) {
+	u.mu.Lock()
+	if u.gen != gen || u.state != stateReady {
+		u.mu.Unlock()
+		return
+	}
+	cl, pipe := u.cl, u.pipe
+	u.cl, u.pipe = nil, nil
+	u.fail(u.red.String(why))
+	u.mu.Unlock()
+	go stopClient(cl, pipe)
+}
+
+// close stops the upstream for good and removes its tools.
+func (u *upstream) close() {
+	u.mu.Lock()
+	if u.state == stateClosed {
+		u.mu.Unlock()
+		return
+	}
+	u.state = stateClosed
+	cl, pipe := u.cl, u.pipe
+	u.cl, u.pipe = nil, nil
+	if u.retry != nil {
+		u.retry.Stop()
+	}
+	u.mu.Unlock()
+	stopClient(cl, pipe)
+	u.syncMu.Lock()
+	names := make([]string, 0, len(u.tools))
+	for n := range u.tools {
+		names = append(names, n)
+	}
+	u.tools = map[string]mcp.Tool{}
+	u.syncMu.Unlock()
+	u.g.register(u, nil, names)
+}
+
+// stopClient closes a client (which stops its process) and then the read
+// end of the process's stderr, so that a grandchild still holding stderr
+// open cannot keep the drain, and Close, waiting.
+func stopClient(cl *client.Client, pipe *stderrPipe) {
+	if cl != nil {
+		_ = cl.Close()
+	}
+	if pipe != nil {
+		pipe.waitDrained(time.Second)
+		_ = pipe.r.Close()
+	}
+}
+
+// dial starts a client, performs the handshake and lists the tools.
+func (u *upstream) dial(gen uint64) (*client.Client, []mcp.Tool, error) {
+	if u.resErr != nil {
+		return nil, nil, u.resErr
+	}
+	tr, stderr, err := u.transport()
+	if err != nil {
+		return nil, nil, err
+	}
+	cl := client.NewClient(tr)
+	if err := cl.Start(u.g.ctx); err != nil {
+		if stderr != nil {
+			stderr.closeWriter()
+			_ = stderr.r.Close()
+		}
+		return nil, nil, fmt.Errorf("cannot start: %w", err)
+	}
+	if stderr != nil {
+		stderr.closeWriter()
+		u.mu.Lock()
+		u.pipe = stderr
+		u.mu.Unlock()
+		started := u.g.spawn(func() {
+			stderr.drain()
+			u.lost(gen, "the process exited"+stderr.buf.suffix())
+		})
+		if !started {
+			_ = cl.Close()
+			_ = stderr.r.Close()
+			return nil, nil, errors.New("the gateway is closing")
+		}
+	}
+	cl.OnNotification(func(n mcp.JSONRPCNotification) { u.notified(gen, n) })
+	ctx, cancel := context.WithTimeout(u.g.ctx, u.g.opts.startTimeout)
+	defer cancel()
+	fail := func(step string, err error) (*client.Client, []mcp.Tool, error) {
+		_ = cl.Close()
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within %v (upstreams.startTimeout)", u.g.opts.startTimeout)
+		}
+		msg := fmt.Sprintf("%s failed: %v", step, err)
+		if stderr != nil {
+			// The process's last words usually say why it stopped.
+			stderr.waitDrained(time.Second)
+			msg += stderr.buf.suffix()
+		}
+		return nil, nil, errors.New(msg)
+	}
+	if _, err := cl.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ClientInfo: mcp.Implementation{Name: u.g.opts.name, Version: u.g.opts.ver},
+	}}); err != nil {
+		return fail("initialize", err)
+	}
+	res, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return fail("tools/list", err)
+	}
+	return cl, res.Tools, nil
+}
+
+// transport builds the client transport. For stdio the child gets exactly
+// the resolved environment and its stderr is kept for error messages.
+func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
+	switch u.cfg.Transport() {
+	case presets.UpstreamHTTP:
+		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening())
+		return t, nil, err
+	case presets.UpstreamSSE:
+		t, err := transport.NewSSE(u.cfg.URL, transport.WithHeaders(u.res.headers))
+		return t, nil, err
+	}
+	p, err := newStderrPipe(u.red)
+	if err != nil {
+		return nil, nil, err
+	}
+	env, dir := u.res.env, u.cfg.Cwd
+	t := transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args, transport.WithCommandFunc(
+		func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.Command(command, args...)
+			// Not os.Environ(): only the baseline, the allowlist and env.
+			cmd.Env = env
+			cmd.Dir = dir
+			cmd.Stderr = p.w
+			return cmd, nil
+		}))
+	return t, p, nil
+}
+
+// client returns the running client, starting the upstream if it is not
+// running and not waiting out a backoff.
+func (u *upstream) client(ctx context.Context) (*client.Client, uint64, error) {
+	u.mu.Lock()
+	if u.state == stateReady {
+		cl, gen := u.cl, u.gen
+		u.mu.Unlock()
+		return cl, gen, nil
+	}
+	state, msg := u.state, u.err
+	u.mu.Unlock()
+	if state == stateFailed {
+		return nil, 0, fmt.Errorf("upstream %q is not running (%s); it is restarted automatically", u.id, msg)
+	}
+	if err := u.connect(ctx); err != nil {
+		return nil, 0, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state != stateReady {
+		return nil, 0, fmt.Errorf("upstream %q is not running (%s)", u.id, u.err)
+	}
+	return u.cl, u.gen, nil
+}
+
+// handler forwards a call of the gateway tool to the upstream's tool name.
+func (u *upstream) handler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		cl, gen, err := u.client(ctx)
+		if err != nil {
+			return mcp.NewToolResultError(UnavailablePrefix + u.red.String(err.Error())), nil
+		}
+		callCtx, cancel := context.WithTimeout(ctx, u.timeout)
+		defer cancel()
+
+		token := fmt.Sprintf("codecall-%s-%d", u.id, u.g.seq.Add(1))
+		call := &inflight{ctx: ctx}
+		if req.Params.Meta != nil {
+			call.token = req.Params.Meta.ProgressToken
+		}
+		u.callsMu.Lock()
+		u.calls[token] = call
+		u.callsMu.Unlock()
+		defer func() {
+			time.AfterFunc(lateNotifications, func() {
+				u.callsMu.Lock()
+				delete(u.calls, token)
+				u.callsMu.Unlock()
+			})
+		}()
+
+		up := mcp.CallToolRequest{}
+		up.Params.Name = name
+		up.Params.Arguments = req.Params.Arguments
+		up.Params.Meta = &mcp.Meta{ProgressToken: token}
+		res, err := cl.CallTool(callCtx, up)
+		switch {
+		case err == nil:
+			return res, nil
+		case ctx.Err() != nil:
+			// The client gave up; mcp-go's client has already told the
+			// upstream with notifications/cancelled.
+			return nil, ctx.Err()
+		case callCtx.Err() != nil:
+			return mcp.NewToolResultError(fmt.Sprintf("TIMEOUT: upstream %q did not answer %s within %v (its timeout)", u.id, name, u.timeout)), nil
+		}
+		var te *transport.Error
+		if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {
+			u.lost(gen, "connection lost: "+err.Error())
+			return mcp.NewToolResultError(UnavailablePrefix + u.red.String(fmt.Sprintf("upstream %q failed during the call: %v", u.id, err))), nil
+		}
+		// A JSON-RPC error from the upstream (unknown tool, invalid
+		// arguments): its own message, as a tool error.
+		return mcp.NewToolResultError(u.red.String(err.Error())), nil
+	}
+}
+
+// notified handles a notification from the upstream.
+func (u *upstream) notified(gen uint64, n mcp.JSONRPCNotification) {
+	u.mu.Lock()
+	current := u.gen == gen && u.state == stateReady
+	u.mu.Unlock()
+	if !current {
+		return
+	}
+	switch n.Method {
+	case string(mcp.MethodNotificationToolsListChanged):
+		u.g.spawn(func() { u.refresh(gen) })
+	case string(mcp.MethodNotificationProgress):
+		params := copyMap(n.Params.AdditionalFields)
+		token, _ := params["progressToken"].(string)
+		u.callsMu.Lock()
+		call := u.calls[token]
+		u.callsMu.Unlock()
+		if call == nil || call.token == nil {
+			return
+		}
+		params["progressToken"] = call.token
+		_ = u.g.srv.SendNotificationToClient(call.ctx, n.Method, params)
+	case "notifications/message":
+		// A log line is not tied to a request; it goes to the clients with
+		// a call to this upstream in flight.
+		params := copyMap(n.Params.AdditionalFields)
+		u.callsMu.Lock()
+		var targets []context.Context
+		seen := map[string]bool{}
+		for _, c := range u.calls {
+			if s := server.ClientSessionFromContext(c.ctx); s != nil && !seen[s.SessionID()] {
+				seen[s.SessionID()] = true
+				targets = append(targets, c.ctx)
+			}
+		}
+		u.callsMu.Unlock()
+		for _, ctx := range targets {
+			_ = u.g.srv.SendNotificationToClient(ctx, n.Method, params)
+		}
+	}
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// refresh re-lists the tools after tools/list_changed.
+func (u *upstream) refresh(gen uint64) {
+	u.mu.Lock()
+	cl := u.cl
+	ok := u.gen == gen && u.state == stateReady
+	u.mu.Unlock()
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(u.g.ctx, u.g.opts.startTimeout)
+	defer cancel()
+	res, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		u.g.log.Warn("gateway: re-listing tools after list_changed failed", "upstream", u.id, "error", u.red.String(err.Error()))
+		return
+	}
+	u.setTools(res.Tools)
+}
+
+// setTools registers the upstream's tools that pass its include/exclude
+// globs under their gateway names and removes the ones that disappeared.
+func (u *upstream) setTools(tools []mcp.Tool) {
+	u.syncMu.Lock()
+	defer u.syncMu.Unlock()
+	if u.g.ctx.Err() != nil {
+		return
+	}
+	want := map[string]mcp.Tool{}
+	for _, t := range tools {
+		if (len(u.include) > 0 && !u.include.Match(t.Name)) || u.exclude.Match(t.Name) {
+			continue
+		}
+		gt := u.expose(t)
+		want[gt.Name] = gt
+	}
+	var add []server.ServerTool
+	var remove []string
+	for name, t := range want {
+		if old, ok := u.tools[name]; ok && sameTool(old, t) {
+			continue
+		}
+		add = append(add, server.ServerTool{Tool: t, Handler: u.handler(strings.TrimPrefix(name, u.id+u.g.opts.sep))})
+	}
+	for name := range u.tools {
+		if _, ok := want[name]; !ok {
+			remove = append(remove, name)
+		}
+	}
+	kept := u.g.register(u, add, remove)
+	for _, name := range remove {
+		delete(u.tools, name)
+	}
+	for _, st := range kept {
+		u.tools[st.Tool.Name] = st.Tool
+	}
+}
+
+func sameTool(a, b mcp.Tool) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+// expose turns an upstream tool into the gateway's: prefixed name, CodeCall
+// metadata naming the app and source, secrets removed from its text. An
+// upstream's own _meta.codecall may add tags, examples and visibility, but
+// not choose its app or source, nor switch off requiresApproval.
+func (u *upstream) expose(t mcp.Tool) mcp.Tool {
+	own, _, err := catalog.ReadMeta(t)
+	if err != nil {
+		own = catalog.Meta{}
+	}
+	m := catalog.Meta{
+		VisibleInListTools: own.VisibleInListTools, EnabledInCodeCall: own.EnabledInCodeCall,
+		Tags: own.Tags, Examples: own.Examples,
+		AppID: u.id, Source: catalog.SourceUpstream, RequiresApproval: u.cfg.RequiresApproval,
+	}
+	if own.RequiresApproval != nil && *own.RequiresApproval {
+		m.RequiresApproval = catalog.Bool(true)
+	}
+	t.Name = u.id + u.g.opts.sep + t.Name
+	t.Description = u.red.String(t.Description)
+	t.Title = u.red.String(t.Title)
+	if t.Meta != nil {
+		fields := copyMap(t.Meta.AdditionalFields)
+		delete(fields, catalog.MetaKey)
+		t.Meta = &mcp.Meta{AdditionalFields: fields}
+	}
+	t = catalog.SetMeta(t, m)
+	if u.red.r != nil {
+		t = u.redactSchemas(t)
+	}
+	return t
+}
+
+// redactSchemas removes secrets from the schemas, which reach clients
+// through codecall.describe.
+func (u *upstream) redactSchemas(t mcp.Tool) mcp.Tool {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return t
+	}
+	clean := u.red.String(string(b))
+	if clean == string(b) {
+		return t
+	}
+	var out mcp.Tool
+	if err := json.Unmarshal([]byte(clean), &out); err != nil {
+		return t
+	}
+	out.Meta = t.Meta
+	return out
+}
+
+// stderrPipe carries a child's stderr to a bounded tail buffer; its end
+// (EOF) tells that the process has exited.
+type stderrPipe struct {
+	r, w    *os.File
+	buf     *tail
+	drained chan struct{}
+}
+
+func newStderrPipe(red redactor) (*stderrPipe, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("cannot create a pipe for stderr: %w", err)
+	}
+	return &stderrPipe{r: r, w: w, buf: &tail{red: red}, drained: make(chan struct{})}, nil
+}
+
+// closeWriter closes the parent's copy of the write end once the child has
+// its own, so that EOF means the child has gone.
+func (p *stderrPipe) closeWriter() { _ = p.w.Close() }
+
+func (p *stderrPipe) drain() {
+	defer close(p.drained)
+	_, _ = io.Copy(p.buf, p.r)
+	_ = p.r.Close()
+}
+
+func (p *stderrPipe) waitDrained(d time.Duration) {
+	select {
+	case <-p.drained:
+	case <-time.After(d):
+	}
+}
+
+// tail keeps the last few KiB of a child's stderr.
+type tail struct {
+	mu  sync.Mutex
+	b   []byte
+	red redactor
+}
+
+const tailBytes = 4 << 10
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > tailBytes {
+		t.b = append(t.b[:0], t.b[len(t.b)-tailBytes:]...)
+	}
+	return len(p), nil
+}
+
+// suffix returns "; stderr: <last lines>" or "", secrets removed.
+func (t *tail) suffix() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.b))
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return "; stderr: " + t.red.String(strings.Join(lines, " | "))
+}

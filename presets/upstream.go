@@ -1,0 +1,270 @@
+package presets
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// UpstreamsConfig puts CodeCall in front of other MCP servers (codecall
+// serve): each upstream server becomes an app whose tools CodeCall reaches
+// as <serverId><separator><toolName>.
+type UpstreamsConfig struct {
+	// File is a JSON file in the usual client format, {"mcpServers": {...}};
+	// a relative path is relative to the config file. Its servers are added
+	// to Servers; a name in both is an error.
+	File string `koanf:"file" json:"file,omitempty"`
+	// Separator goes between the server id and the upstream's tool name
+	// (default "."). Some clients reject dots in tool names; use "__" then.
+	Separator string `koanf:"separator" json:"separator,omitempty"`
+	// Start is "eager" (default: connect to every upstream before serving)
+	// or "lazy" (connect when the first client asks for tools).
+	Start string `koanf:"start" json:"start,omitempty"`
+	// StartTimeout bounds connecting to one upstream, including the
+	// initialize handshake and the first tools/list (default 60s: npx may
+	// download the server first).
+	StartTimeout time.Duration `koanf:"startTimeout" json:"startTimeout,omitempty"`
+	// Servers are the upstream servers keyed by server id.
+	Servers map[string]Upstream `koanf:"servers" json:"servers,omitempty"`
+}
+
+// Upstream is one upstream MCP server: a command speaking MCP on stdio, or
+// a URL speaking streamable HTTP or SSE. Values of env and headers may hold
+// ${VAR} placeholders, resolved from the environment when the server starts.
+type Upstream struct {
+	// Type is "stdio", "http" (streamable HTTP) or "sse"; when empty it is
+	// stdio for a command and http for a URL.
+	Type string `koanf:"type" json:"type,omitempty"`
+	// Command starts a stdio server; Args are its arguments.
+	Command string   `koanf:"command" json:"command,omitempty"`
+	Args    []string `koanf:"args" json:"args,omitempty"`
+	// Env are variables set for the child process.
+	Env map[string]string `koanf:"env" json:"env,omitempty"`
+	// EnvAllowlist names variables of CodeCall's own environment passed on
+	// to the child, on top of a small baseline (PATH, HOME, ...). Nothing
+	// else of CodeCall's environment reaches the child.
+	EnvAllowlist []string `koanf:"envAllowlist" json:"envAllowlist,omitempty"`
+	// Cwd is the child's working directory (default: CodeCall's).
+	Cwd string `koanf:"cwd" json:"cwd,omitempty"`
+	// URL is the endpoint of an HTTP or SSE server; Headers are sent with
+	// every request.
+	URL     string            `koanf:"url" json:"url,omitempty"`
+	Headers map[string]string `koanf:"headers" json:"headers,omitempty"`
+	// Enabled false keeps the server out without deleting its entry.
+	Enabled *bool `koanf:"enabled" json:"enabled,omitempty"`
+	// Timeout is the ceiling of one call to this server (default 60s); a
+	// client's shorter deadline wins.
+	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty"`
+	// IncludeTools and ExcludeTools are globs over the upstream's own tool
+	// names; exclude wins. Empty include means every tool.
+	IncludeTools []string `koanf:"includeTools" json:"includeTools,omitempty"`
+	ExcludeTools []string `koanf:"excludeTools" json:"excludeTools,omitempty"`
+	// RequiresApproval is the default of requiresApproval for every tool of
+	// this server; tools: overrides still win.
+	RequiresApproval *bool `koanf:"requiresApproval" json:"requiresApproval,omitempty"`
+}
+
+// The upstream transport types.
+const (
+	UpstreamStdio = "stdio"
+	UpstreamHTTP  = "http"
+	UpstreamSSE   = "sse"
+)
+
+// The upstream start modes.
+const (
+	StartEager = "eager"
+	StartLazy  = "lazy"
+)
+
+// serverIDPattern is what a server id may look like: it becomes an app id
+// and the start of tool names.
+var serverIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// envNamePattern is a portable environment variable name.
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// IsEnabled reports whether the server is served (Enabled unset means yes).
+func (u Upstream) IsEnabled() bool { return u.Enabled == nil || *u.Enabled }
+
+// Transport returns the transport type, inferring it when Type is empty.
+func (u Upstream) Transport() string {
+	switch {
+	case u.Type == "streamable-http" || u.Type == "streamableHttp":
+		return UpstreamHTTP
+	case u.Type != "":
+		return u.Type
+	case u.URL != "":
+		return UpstreamHTTP
+	default:
+		return UpstreamStdio
+	}
+}
+
+// UpstreamIssues checks one entry of an {"mcpServers": ...} file the way
+// Validate checks upstreams.servers; keys read mcpServers["id"].key.
+// Package gateway uses it for entries read from a JSON file.
+func UpstreamIssues(id string, u Upstream) []Problem {
+	var out []Problem
+	for _, is := range u.issues(id, keyPath{}.field("mcpServers").key(id)) {
+		out = append(out, Problem{Key: is.path.String(), Message: is.msg})
+	}
+	return out
+}
+
+func (c UpstreamsConfig) issues(p keyPath) []issue {
+	var out []issue
+	add := func(p keyPath, format string, args ...any) { out = append(out, newIssue(p, format, args...)) }
+	if msg := checkSeparator(c.Separator); msg != "" {
+		add(p.field("separator"), "%s", msg)
+	}
+	if c.Start != "" && c.Start != StartEager && c.Start != StartLazy {
+		add(p.field("start"), "unknown start mode %q; allowed: %s, %s", c.Start, StartEager, StartLazy)
+	}
+	if c.StartTimeout < 0 {
+		add(p.field("startTimeout"), "must not be negative, got %v", c.StartTimeout)
+	}
+	ids := make([]string, 0, len(c.Servers))
+	for id := range c.Servers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		out = append(out, c.Servers[id].issues(id, p.field("servers").key(id))...)
+	}
+	return out
+}
+
+// checkSeparator returns why sep cannot join server ids and tool names.
+func checkSeparator(sep string) string {
+	if sep == "" {
+		return ""
+	}
+	for _, r := range sep {
+		if !isToolNameRune(r) && r != ':' && r != '/' {
+			return fmt.Sprintf("%q contains %q; use ASCII punctuation such as \".\", \"__\", \"-\", \":\" or \"/\"", sep, r)
+		}
+	}
+	if len(sep) > 4 {
+		return fmt.Sprintf("%q is longer than 4 characters", sep)
+	}
+	return ""
+}
+
+func (u Upstream) issues(id string, p keyPath) []issue {
+	var out []issue
+	add := func(p keyPath, format string, args ...any) { out = append(out, newIssue(p, format, args...)) }
+	if !serverIDPattern.MatchString(id) {
+		add(p, "server id %q must start with a letter or digit and use only ASCII letters, digits, '_' and '-' (it becomes an app id and a tool-name prefix)", id)
+	}
+	kinds := []string{UpstreamStdio, UpstreamHTTP, UpstreamSSE}
+	t := u.Transport()
+	if !slices.Contains(kinds, t) {
+		add(p.field("type"), "unknown type %q; allowed: %s (or leave it out: command means stdio, url means http)", u.Type, strings.Join(kinds, ", "))
+	}
+	switch {
+	case u.Command != "" && u.URL != "":
+		add(p, "has both command and url; a server is either a command (stdio) or a url (http, sse)")
+	case t == UpstreamStdio && u.Command == "":
+		add(p.field("command"), "required for a stdio server (or give url for an HTTP server)")
+	case (t == UpstreamHTTP || t == UpstreamSSE) && u.URL == "":
+		add(p.field("url"), "required for a %s server", t)
+	}
+	if u.URL != "" {
+		if parsed, err := url.Parse(u.URL); err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			add(p.field("url"), "%q is not an http:// or https:// URL", u.URL)
+		}
+	}
+	if t != UpstreamStdio {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"args", len(u.Args) > 0}, {"env", len(u.Env) > 0}, {"envAllowlist", len(u.EnvAllowlist) > 0}, {"cwd", u.Cwd != ""}} {
+			if k.set {
+				add(p.field(k.key), "only applies to stdio servers (this one has a url)")
+			}
+		}
+	} else if len(u.Headers) > 0 {
+		add(p.field("headers"), "only applies to HTTP and SSE servers (this one has a command)")
+	}
+	for _, name := range sortedMapKeys(u.Env) {
+		if !envNamePattern.MatchString(name) {
+			add(p.field("env").key(name), "%q is not an environment variable name", name)
+		}
+		if msg := CheckPlaceholders(u.Env[name]); msg != "" {
+			add(p.field("env").key(name), "%s", msg)
+		}
+	}
+	for i, name := range u.EnvAllowlist {
+		if !envNamePattern.MatchString(name) {
+			add(p.field("envAllowlist").index(i), "%q is not an environment variable name", name)
+		}
+	}
+	for _, name := range sortedMapKeys(u.Headers) {
+		if msg := CheckPlaceholders(u.Headers[name]); msg != "" {
+			add(p.field("headers").key(name), "%s", msg)
+		}
+	}
+	if u.Timeout < 0 {
+		add(p.field("timeout"), "must not be negative, got %v", u.Timeout)
+	}
+	out = append(out, globIssues(p.field("includeTools"), u.IncludeTools)...)
+	out = append(out, globIssues(p.field("excludeTools"), u.ExcludeTools)...)
+	return out
+}
+
+// placeholderPattern finds ${VAR} placeholders.
+var placeholderPattern = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// CheckPlaceholders returns why a value's ${VAR} placeholders are malformed,
+// or "". It never looks at the environment.
+func CheckPlaceholders(value string) string {
+	for _, m := range placeholderPattern.FindAllStringSubmatch(value, -1) {
+		if !envNamePattern.MatchString(m[1]) {
+			return fmt.Sprintf("placeholder %q does not name an environment variable; write ${NAME} with letters, digits and '_'", m[0])
+		}
+	}
+	if strings.Count(value, "${") != len(placeholderPattern.FindAllString(value, -1)) {
+		return "has a \"${\" without its closing \"}\""
+	}
+	return ""
+}
+
+// ExpandPlaceholders replaces every ${VAR} in value using lookup. It
+// returns the names of variables that are not set; their placeholders are
+// left empty. The result may hold secrets: never log it.
+func ExpandPlaceholders(value string, lookup func(string) (string, bool)) (string, []string) {
+	var missing []string
+	out := placeholderPattern.ReplaceAllStringFunc(value, func(m string) string {
+		name := m[2 : len(m)-1]
+		v, ok := lookup(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	return out, missing
+}
+
+func sortedMapKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Validate checks an upstreams section on its own, as Config.Validate
+// does; keys read upstreams.servers["id"].key.
+func (c UpstreamsConfig) Validate() error {
+	var problems []Problem
+	for _, is := range c.issues(keyPath{}.field("upstreams")) {
+		problems = append(problems, Problem{Key: is.path.String(), Message: is.msg})
+	}
+	return validationError(problems)
+}
