@@ -168,6 +168,11 @@ func (h *handlers) finish(ctx context.Context, st *State, pr *pausedRun, res *vm
 		e.ResultSHA256, e.ResultBytes = audit.DigestBytes(res.Result)
 	}
 	st.Audit.Log(ctx, e)
+	for i := range res.ToolTrace {
+		if t, ok := st.Catalog.Lookup(res.ToolTrace[i].ToolName); ok {
+			res.ToolTrace[i].AppID = t.AppID
+		}
+	}
 	b, err := json.Marshal(res)
 	if err != nil {
 		return result(res, true)

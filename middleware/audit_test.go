@@ -58,6 +58,9 @@ func TestAuditAndRedaction(t *testing.T) {
 	if res.IsError || !strings.Contains(out, `"name":"stripe"`) {
 		t.Fatalf("plan failed: %s", out)
 	}
+	if !strings.Contains(out, `"toolName":"vault.rotate","appId":"vault"`) {
+		t.Errorf("toolTrace entries should carry the tool's appId: %s", out)
+	}
 	req.Params.Name = "codecall.invoke"
 	req.Params.Arguments = map[string]any{"tool": "vault.read_secret"}
 	res, err = c.CallTool(context.Background(), req)

@@ -106,6 +106,7 @@ type LogEntry struct {
 // TraceEntry is one tool call of a run; it never holds inputs or outputs.
 type TraceEntry struct {
 	ToolName   string  `json:"toolName"`
+	AppID      string  `json:"appId,omitempty"` // filled in by the host, which knows the catalog
 	DurationMs float64 `json:"durationMs"`
 	OK         bool    `json:"ok"`
 	Error      string  `json:"error,omitempty"` // the error code
