@@ -58,7 +58,7 @@ func TestAuditAndRedaction(t *testing.T) {
 	if res.IsError || !strings.Contains(out, `"name":"stripe"`) {
 		t.Fatalf("plan failed: %s", out)
 	}
-	if !strings.Contains(out, `"toolName":"vault.rotate","appId":"vault"`) {
+	if !strings.Contains(out, `{"appId":"vault","durationMs"`) {
 		t.Errorf("toolTrace entries should carry the tool's appId: %s", out)
 	}
 	req.Params.Name = "codecall.invoke"
