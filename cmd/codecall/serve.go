@@ -55,6 +55,21 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// stdout carries the protocol on stdio: every log goes to stderr.
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	tp, shutdownTracing, err := tracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(flush); err != nil {
+			logger.Warn("codecall: spans not exported", "error", err)
+		}
+	}()
+	if tp != nil {
+		src.tracer = tp
+		logger.Info("codecall: exporting spans over OTLP/HTTP")
+	}
 	b, err := src.build(ctx, logger, true)
 	if err != nil {
 		return err

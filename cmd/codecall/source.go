@@ -1,6 +1,8 @@
 package main
 
 import (
+	"go.opentelemetry.io/otel/trace"
+
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +23,7 @@ type source struct {
 	configFile    string
 	catalogFile   string
 	upstreamsFile string
+	tracer        trace.TracerProvider // nil: OpenTelemetry's global provider
 }
 
 // built is a served tool set wrapped in CodeCall.
@@ -103,6 +106,9 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		b.srv = demo.New()
 	}
 	opts := []middleware.Option{middleware.WithLogger(logger)}
+	if s.tracer != nil {
+		opts = append(opts, middleware.WithTracerProvider(s.tracer))
+	}
 	if s.configFile != "" {
 		opts = append(opts, middleware.WithConfigFile(s.configFile))
 		if !watch {
