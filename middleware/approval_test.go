@@ -213,6 +213,24 @@ func TestBuiltInPolicy(t *testing.T) {
 	}
 }
 
+// TestConfigCannotWaiveApproval checks that requiresApproval: false in the
+// config neither turns off a tool's own requiresApproval nor the built-in
+// policy's approval of a tool that may be destructive.
+func TestConfigCannotWaiveApproval(t *testing.T) {
+	s := newApprovalShop(t, func(cfg *presets.Config) {
+		cfg.Tools["shop.charge"] = presets.ToolOverride{VisibleInListTools: catalog.Bool(true), RequiresApproval: catalog.Bool(false)}
+		cfg.Tools["shop.delete_order"] = presets.ToolOverride{VisibleInListTools: catalog.Bool(true), RequiresApproval: catalog.Bool(false)}
+	})
+	c := approvalClient(t, s.srv, false, nil)
+	for _, via := range paths {
+		for _, tool := range []string{"shop.charge", "shop.delete_order"} {
+			if code := callVia(t, c, via, tool, nil); code != "APPROVAL_REQUIRED" {
+				t.Errorf("%s %s: code %q, want APPROVAL_REQUIRED", via, tool, code)
+			}
+		}
+	}
+}
+
 // TestApprovalFlows runs every approval answer through every path for
 // both protocol eras: a legacy client is asked with a server-initiated
 // elicitation, a 2026-07-28 client with a multi-round-trip input request
