@@ -7,6 +7,7 @@ require (
 	github.com/blevesearch/bleve_index_api v1.2.11
 	github.com/dlclark/regexp2/v2 v2.5.2
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
+	github.com/elastic/go-seccomp-bpf v1.5.0
 	github.com/fsnotify/fsnotify v1.9.0
 	github.com/go-viper/mapstructure/v2 v2.4.0
 	github.com/gobwas/glob v1.1.0
@@ -18,6 +19,8 @@ require (
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	go.yaml.in/yaml/v3 v3.0.3
+	golang.org/x/net v0.24.0
+	golang.org/x/sys v0.32.0
 )
 
 require (
@@ -53,7 +56,6 @@ require (
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.etcd.io/bbolt v1.4.0 // indirect
-	golang.org/x/sys v0.32.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
 )
