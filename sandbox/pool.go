@@ -168,7 +168,7 @@ func (p *Pool) Close() error {
 
 func (p *Pool) args() []string {
 	l := workerLimits{memoryBytes: p.cfg.limits.MemoryBytes, serverNS: serverNamespaces()}
-	if p.cfg.limits.MemoryBytes > 0 {
+	if p.cfg.limits.MemoryBytes > 0 && !raceEnabled {
 		l.addressSpace = p.cfg.limits.MemoryBytes + goReserve
 	}
 	if p.cfg.limits.Timeout > 0 {
