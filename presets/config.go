@@ -49,15 +49,17 @@ type Isolation string
 
 // The isolation levels.
 const (
-	// IsolationProcessRequired runs every plan in a sandboxed worker process
-	// and refuses to run when one cannot be started.
-	IsolationProcessRequired Isolation = "process_required"
-	// IsolationProcess prefers a worker process and falls back to in-process
-	// execution where the platform has none.
+	// IsolationProcess runs every plan in a sandboxed worker process (Linux).
+	// Where the platform cannot start one, the locked_down preset refuses
+	// to start and the others fall back to IsolationInProcess with a
+	// warning.
 	IsolationProcess Isolation = "process"
 	// IsolationInProcess runs plans in the server's own process.
-	IsolationInProcess Isolation = "in_process"
+	IsolationInProcess Isolation = "inprocess"
 )
+
+// Isolations lists every valid isolation level.
+var Isolations = []Isolation{IsolationProcess, IsolationInProcess}
 
 // Limits are the sandbox limits of one preset; every field can be
 // overridden under `vm:` in YAML. Fields tagged unit:"bytes" accept byte
@@ -114,7 +116,7 @@ var presetLimits = map[Name]Limits{
 		AllowLoops: false, AllowConsole: false, Regex: RegexNone, RegexTimeout: 0,
 		MaxLogBytes: 16 * kib, MaxResultBytes: 64 * kib, MemoryBytes: 64 * mib, MaxScriptBytes: 16 * kib,
 		MaxScriptLines: 500, MaxNestingDepth: 32, MaxStackDepth: 128,
-		Isolation: IsolationProcessRequired,
+		Isolation: IsolationProcess,
 	},
 	Secure: {
 		Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxConcurrency: 4,
@@ -206,6 +208,20 @@ type DescribeConfig struct {
 	MaxDefinitions int `koanf:"maxDefinitions" json:"maxDefinitions"`
 }
 
+// SandboxConfig sizes the pool of sandboxed worker processes that runs
+// plans when vm.isolation is process.
+type SandboxConfig struct {
+	// PoolSize is the number of workers kept started and confined ahead of
+	// time (default 2).
+	PoolSize int `koanf:"poolSize" json:"poolSize"`
+	// MaxWorkers bounds the worker processes alive at once, warm and
+	// running (default 4). Runs beyond it wait.
+	MaxWorkers int `koanf:"maxWorkers" json:"maxWorkers"`
+	// QueueTimeout bounds how long a run waits for a worker before it ends
+	// with a timeout (default 5s).
+	QueueTimeout time.Duration `koanf:"queueTimeout" json:"queueTimeout"`
+}
+
 // DirectCallsConfig controls codecall.invoke.
 type DirectCallsConfig struct {
 	// Enabled registers codecall.invoke (default false).
@@ -240,6 +256,8 @@ type Config struct {
 	DirectCalls DirectCallsConfig `koanf:"directCalls" json:"directCalls"`
 	// VM are the sandbox limits: the preset's, with any overrides applied.
 	VM Limits `koanf:"vm" json:"vm"`
+	// Sandbox sizes the worker pool of process isolation.
+	Sandbox SandboxConfig `koanf:"sandbox" json:"sandbox"`
 }
 
 // The meta-tools' short names; Config.MetaToolName puts the prefix before
@@ -270,5 +288,6 @@ func Default() Config {
 		Describe:    DescribeConfig{MaxDefinitions: 10},
 		DirectCalls: DirectCallsConfig{Enabled: false},
 		VM:          limits,
+		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 4, QueueTimeout: 5 * time.Second},
 	}
 }

@@ -76,6 +76,31 @@ func (c Config) issues() []issue {
 
 	out = append(out, globIssues(root.field("directCalls").field("allowedTools"), c.DirectCalls.AllowedTools)...)
 	out = append(out, c.VM.issues(root.field("vm"))...)
+	out = append(out, c.Sandbox.issues(root.field("sandbox"))...)
+	return out
+}
+
+// maxSandboxWorkers caps sandbox.maxWorkers: each worker is a process with
+// its own runtime, and the pool is a bound, not a target.
+const maxSandboxWorkers = 256
+
+func (s SandboxConfig) issues(p keyPath) []issue {
+	var out []issue
+	switch {
+	case s.PoolSize < 1:
+		out = append(out, newIssue(p.field("poolSize"), "must be at least 1, got %d", s.PoolSize))
+	case s.PoolSize > maxSandboxWorkers:
+		out = append(out, newIssue(p.field("poolSize"), "must be at most %d, got %d", maxSandboxWorkers, s.PoolSize))
+	}
+	switch {
+	case s.MaxWorkers > maxSandboxWorkers:
+		out = append(out, newIssue(p.field("maxWorkers"), "must be at most %d, got %d", maxSandboxWorkers, s.MaxWorkers))
+	case s.MaxWorkers < s.PoolSize:
+		out = append(out, newIssue(p.field("maxWorkers"), "must be at least sandbox.poolSize (%d), got %d", s.PoolSize, s.MaxWorkers))
+	}
+	if s.QueueTimeout <= 0 {
+		out = append(out, newIssue(p.field("queueTimeout"), "must be positive, got %v", s.QueueTimeout))
+	}
 	return out
 }
 
@@ -152,9 +177,8 @@ func (l Limits) issues(p keyPath) []issue {
 			out = append(out, newIssue(p.field("bannedIdentifiers").index(i), "%q is not a JavaScript identifier", id))
 		}
 	}
-	isolations := []Isolation{IsolationProcessRequired, IsolationProcess, IsolationInProcess}
-	if !slices.Contains(isolations, l.Isolation) {
-		add("isolation", "unknown isolation %q; allowed: %s", l.Isolation, list(isolations))
+	if !slices.Contains(Isolations, l.Isolation) {
+		add("isolation", "unknown isolation %q; allowed: %s", l.Isolation, list(Isolations))
 	}
 	return out
 }

@@ -39,7 +39,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown mode", "mode: all\n", 1, "mode", `unknown mode "all"; allowed: codecall_only, codecall_opt_in, metadata_driven`},
 		{"unknown preset", "preset: fast\n", 1, "preset", `unknown preset "fast"; allowed: locked_down, secure, balanced, experimental`},
 		{"unknown regex", "vm: {regex: pcre}\n", 1, "vm.regex", `unknown regex mode "pcre"; allowed: none, literal, full`},
-		{"unknown isolation", "vm: {isolation: vm}\n", 1, "vm.isolation", `unknown isolation "vm"; allowed: process_required, process, in_process`},
+		{"unknown isolation", "vm: {isolation: vm}\n", 1, "vm.isolation", `unknown isolation "vm"; allowed: process, inprocess`},
 		{"unknown source", "tools:\n  a: {source: grpc}\n", 2, `tools["a"].source`, `unknown source "grpc"; allowed: inline, openapi, upstream`},
 
 		// Wrong types.
@@ -188,7 +188,12 @@ func TestValidate(t *testing.T) {
 			"mode", "preset", "search.topK", "search.maxTopK", "describe.maxDefinitions",
 			"vm.timeout", "vm.maxToolCalls", "vm.maxConcurrency", "vm.regex",
 			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation",
+			"sandbox.poolSize", "sandbox.queueTimeout",
 		}},
+		{"sandbox", func(c *Config) { c.Sandbox = SandboxConfig{PoolSize: 4, MaxWorkers: 2, QueueTimeout: -1} },
+			[]string{"sandbox.maxWorkers", "sandbox.queueTimeout"}},
+		{"sandbox too large", func(c *Config) { c.Sandbox = SandboxConfig{PoolSize: 300, MaxWorkers: 300, QueueTimeout: 1} },
+			[]string{"sandbox.poolSize", "sandbox.maxWorkers"}},
 		{"banned identifiers", func(c *Config) { c.VM.BannedIdentifiers = []string{"ok", "", "a.b"} },
 			[]string{"vm.bannedIdentifiers[1]", "vm.bannedIdentifiers[2]"}},
 		{"mode", func(c *Config) { c.Mode = "x" }, []string{"mode"}},
