@@ -27,6 +27,10 @@ type State struct {
 	Catalog *catalog.Snapshot
 	Index   Searcher
 	Gate    *policy.Gate
+	// Runner runs codecall.execute's plans; nil runs them in process. It is
+	// a sandboxed runner when the config asks for process isolation and the
+	// platform provides it.
+	Runner Runner
 }
 
 // Env is what the meta-tools need from the composition root.

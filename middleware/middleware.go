@@ -27,6 +27,7 @@ import (
 	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/search"
 	"github.com/codecall-go/codecall/typescript"
 )
@@ -49,6 +50,10 @@ type CodeCall struct {
 	version    uint64
 	metaNames  []string
 	closed     bool
+	pool       *sandbox.Pool // runs plans when the config asks for process isolation
+	poolKey    poolKey
+	fallback   string         // why plans run in process despite the config, or ""
+	poolWG     sync.WaitGroup // pools being closed
 
 	cur       atomic.Pointer[generation]
 	stop      context.CancelFunc
@@ -130,8 +135,12 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	}
 	c.mu.Lock()
 	err = c.rebuildLocked()
+	if err != nil {
+		c.retirePoolLocked()
+	}
 	c.mu.Unlock()
 	if err != nil {
+		c.poolWG.Wait()
 		srv.UnregisterSession(context.Background(), c.obs.id)
 		return nil, err
 	}
@@ -237,6 +246,10 @@ func (c *CodeCall) Close() error {
 		if g := c.cur.Load(); g != nil {
 			g.retire()
 		}
+		c.mu.Lock()
+		c.retirePoolLocked()
+		c.mu.Unlock()
+		c.poolWG.Wait()
 	})
 	return nil
 }
@@ -301,6 +314,10 @@ func (c *CodeCall) rebuildLocked() error {
 	if err != nil {
 		return err
 	}
+	runner, err := c.runnerLocked(&cfg)
+	if err != nil {
+		return err
+	}
 	c.version++
 	snap, problems, err := catalog.Build(tools, catalog.Options{
 		Config: cfg, Include: c.opts.include, DefaultAppID: c.opts.defaultAppID,
@@ -317,7 +334,7 @@ func (c *CodeCall) rebuildLocked() error {
 		return fmt.Errorf("codecall: building the search index: %w", err)
 	}
 	g := &generation{
-		state:       meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate},
+		state:       meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate, Runner: runner},
 		fingerprint: fp,
 		index:       idx,
 	}

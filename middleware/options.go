@@ -5,6 +5,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 )
 
 // ToolInfo is what an include predicate sees of a tool.
@@ -29,6 +30,7 @@ type options struct {
 	logger       *slog.Logger
 	defaultAppID string
 	watch        bool
+	sandbox      []sandbox.Option
 }
 
 // WithConfigFile loads the configuration from a YAML file and reloads it
@@ -64,4 +66,12 @@ func WithDefaultAppID(id string) Option {
 // WithoutReload turns off watching the config file given by WithConfigFile.
 func WithoutReload() Option {
 	return func(o *options) { o.watch = false }
+}
+
+// WithSandboxOptions adds options to the pool of sandboxed worker processes
+// that runs plans when vm.isolation is process, e.g. sandbox.WithCommand
+// to start a dedicated worker binary. The configuration's sandbox keys and
+// vm limits apply first.
+func WithSandboxOptions(opts ...sandbox.Option) Option {
+	return func(o *options) { o.sandbox = append(o.sandbox, opts...) }
 }

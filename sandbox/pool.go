@@ -27,10 +27,6 @@ const (
 	killGrace = time.Second
 	// exitGrace is how long a worker may take to exit after its result.
 	exitGrace = 2 * time.Second
-	// goReserve is the address space the Go runtime of a worker takes
-	// beyond its heap (arenas, stacks, the race detector's shadow when
-	// built with it); RLIMIT_AS is the memory budget plus this.
-	goReserve = 1536 << 20
 )
 
 // Pool runs plans in sandboxed worker processes, one plan per process. It
@@ -169,7 +165,7 @@ func (p *Pool) Close() error {
 func (p *Pool) args() []string {
 	l := workerLimits{memoryBytes: p.cfg.limits.MemoryBytes, serverNS: serverNamespaces()}
 	if p.cfg.limits.MemoryBytes > 0 && !raceEnabled {
-		l.addressSpace = p.cfg.limits.MemoryBytes + goReserve
+		l.addressSpace = p.cfg.limits.MemoryBytes + addressReserve
 	}
 	if p.cfg.limits.Timeout > 0 {
 		l.cpuSeconds = int64((p.cfg.limits.Timeout+killGrace)/time.Second) + 1
@@ -178,12 +174,15 @@ func (p *Pool) args() []string {
 }
 
 // env is the worker's whole environment: the time zone, which is no
-// secret and keeps Date's local time the same as in process.
+// secret and keeps Date's local time the same as in process, and a cap on
+// the C library's malloc arenas (cgo binaries), each of which reserves
+// 64 MiB of the worker's address space.
 func env() []string {
+	e := []string{"MALLOC_ARENA_MAX=1"}
 	if tz, ok := os.LookupEnv("TZ"); ok {
-		return []string{"TZ=" + tz}
+		e = append(e, "TZ="+tz)
 	}
-	return []string{}
+	return e
 }
 
 // spawn starts one worker; the caller holds a slot for it.
