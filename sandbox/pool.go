@@ -44,6 +44,10 @@ type Pool struct {
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 
+	need     chan struct{} // wakes the spawners
+	mu       sync.Mutex
+	starting int // workers being spawned for the warm channel
+
 	conf      Confinement
 	st        stats
 	closeOnce sync.Once
@@ -112,7 +116,8 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	if cfg.logger == nil {
 		cfg.logger = slog.Default()
 	}
-	p := &Pool{cfg: cfg, log: cfg.logger, warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers)}
+	p := &Pool{cfg: cfg, log: cfg.logger, warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers),
+		need: make(chan struct{}, 2)}
 	p.ctx, p.stop = context.WithCancel(context.Background())
 
 	p.slots <- struct{}{}
@@ -198,19 +203,31 @@ func (p *Pool) spawn(ctx context.Context) (*worker, error) {
 	return w, nil
 }
 
-// refill keeps the warm channel full, within the slot bound.
+// refill keeps the pool at its size: it spawns while the warm workers and
+// those starting are fewer than the size, within the bound on live
+// processes, and otherwise waits to be told a worker was taken.
 func (p *Pool) refill() {
 	defer p.wg.Done()
 	backoff := 10 * time.Millisecond
 	for {
+		if !p.reserve() {
+			select {
+			case <-p.need:
+				continue
+			case <-p.ctx.Done():
+				return
+			}
+		}
 		select {
 		case p.slots <- struct{}{}:
 		case <-p.ctx.Done():
+			p.unreserve()
 			return
 		}
 		w, err := p.spawn(p.ctx)
 		if err != nil {
 			<-p.slots
+			p.unreserve()
 			if p.ctx.Err() != nil {
 				return
 			}
@@ -224,12 +241,34 @@ func (p *Pool) refill() {
 			continue
 		}
 		backoff = 10 * time.Millisecond
+		p.warm <- w // room was reserved
+		p.unreserve()
+	}
+}
+
+// reserve claims a place for one more warm worker, if the pool is short.
+func (p *Pool) reserve() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.warm)+p.starting >= p.cfg.size {
+		return false
+	}
+	p.starting++
+	return true
+}
+
+func (p *Pool) unreserve() {
+	p.mu.Lock()
+	p.starting--
+	p.mu.Unlock()
+}
+
+// wake tells the spawners the pool may be short.
+func (p *Pool) wake() {
+	for range cap(p.need) {
 		select {
-		case p.warm <- w:
-		case <-p.ctx.Done():
-			w.kill("pool closed")
-			p.retire(w)
-			return
+		case p.need <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -252,6 +291,7 @@ func (p *Pool) acquire(ctx context.Context) (*worker, time.Duration, error) {
 	for {
 		select {
 		case w := <-p.warm:
+			p.wake()
 			if !w.alive() {
 				p.st.kills("died while warm")
 				p.retire(w)
@@ -333,8 +373,8 @@ type Stats struct {
 
 type stats struct {
 	spawned, spawnFailures, spawnNanos, queueNanos, queued, queueTimeouts atomic.Int64
-	mu                                                                     sync.Mutex
-	killed                                                                 map[string]int64
+	mu                                                                    sync.Mutex
+	killed                                                                map[string]int64
 }
 
 func (s *stats) kills(cause string) {
