@@ -300,4 +300,3 @@ func TestExecuteNotifiesTheClient(t *testing.T) {
 	}
 	waitFor(t, func() bool { return s.count("notifications/progress") >= 2 }, "progress notifications for a request with a progress token")
 }
-
