@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/policy"
@@ -34,7 +35,10 @@ func Main() {
 	if len(os.Args) < 2 || os.Args[1] != workerArg {
 		return
 	}
-	os.Exit(serveWorker(os.Stdin, os.Stdout))
+	// syscall.Exit ends the process at once: a worker has nothing to flush,
+	// and in race-detector builds os.Exit would wait a second in the
+	// detector's exit hook while the worker holds a slot of the pool.
+	syscall.Exit(serveWorker(os.Stdin, os.Stdout))
 }
 
 func init() { Main() }
@@ -106,7 +110,7 @@ func (w *workerConn) readReplies(r io.Reader) {
 	for {
 		m, err := readFrame(r, maxFrameToWorker)
 		if err != nil {
-			os.Exit(7)
+			syscall.Exit(7)
 		}
 		if m.T != msgReply {
 			continue
