@@ -2,9 +2,14 @@ package middleware_test
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/codecall-go/codecall/middleware"
@@ -106,3 +111,107 @@ func wrapIsolated(t *testing.T, name presets.Name, mut func(*presets.Config)) *m
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestHostKillingPlansInWorkers sends, through codecall.execute in process
+// isolation, the one-line plans that end a Go process running goja. The
+// runtime's guards, which run in the worker too, answer most of them
+// first with a RangeError the plan could catch; whatever gets past them
+// ends as limit_exceeded or timeout. In every case the server keeps
+// serving, the next plan works, and the pool comes back to its size.
+func TestHostKillingPlansInWorkers(t *testing.T) {
+	srv := planServer(t, nil)
+	cfg := presetConfig(presets.Balanced)
+	cfg.VM.Isolation = presets.IsolationProcess
+	cfg.VM.Timeout = 2 * time.Second
+	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(slog.New(slog.NewTextHandler(discard{}, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	if iso := cc.Isolation(); iso.Effective != presets.IsolationProcess {
+		t.Skipf("worker processes are not available here: %s", iso.Fallback)
+	}
+	s := connect(t, srv)
+	tests := []struct{ name, script string }{
+		{"repeat", `return 'x'.repeat(2 ** 30).length`},
+		{"padEnd", `return ''.padEnd(2 ** 30, 'ab').length`},
+		{"arraybuffer", `return new ArrayBuffer(2 ** 31).byteLength`},
+		{"typed-array", `return new Float64Array(2 ** 28).length`},
+		{"deep-json-parse", `return JSON.parse('['.repeat(1000000) + ']'.repeat(1000000))`},
+		{"array-like-join", `return [].join.call({length: 2 ** 32 - 1}, ',').length`},
+		{"array-like-index-of", `return [].indexOf.call({length: 2 ** 53 - 1}, 1)`},
+		{"array-like-fill", `return [].fill.call({length: 2 ** 32 - 1}, 0).length`},
+		{"array-from-length", `return Array.from({length: 1e9}).length`},
+		{"string-doubling", `let s = 'x'; for (;;) s += s;`},
+		{"infinite-loop", `for (;;) {}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, isErr := s.execute(map[string]any{"script": tc.script})
+			st := out["status"]
+			e, _ := out["error"].(map[string]any)
+			msg := fmt.Sprint(e["message"])
+			guarded := st == "runtime_error" && (e["name"] == "RangeError" || e["name"] == "SyntaxError") &&
+				(strings.Contains(msg, "sandbox limit") || strings.Contains(msg, "deeper than"))
+			if !isErr || (st != "limit_exceeded" && st != "timeout" && !guarded) {
+				t.Errorf("status %v, want limit_exceeded, timeout, or a sandbox limit's RangeError: %v", st, out)
+			}
+			out, isErr = s.execute(map[string]any{"script": `return 1+1`})
+			if isErr || out["status"] != "ok" || out["result"] != float64(2) {
+				t.Fatalf("the next plan failed: %v", out)
+			}
+		})
+	}
+	waitFor(t, func() bool {
+		p := cc.Isolation().Pool
+		return p != nil && p.Warm == cfg.Sandbox.PoolSize && p.Live == cfg.Sandbox.PoolSize
+	}, "the worker pool back to its size")
+}
+
+// TestWorkerDeathThroughExecute kills the worker processes while a plan
+// waits on a tool: the client gets limit_exceeded, and the server goes on.
+func TestWorkerDeathThroughExecute(t *testing.T) {
+	srv := planServer(t, nil)
+	cfg := presetConfig(presets.Secure)
+	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(slog.New(slog.NewTextHandler(discard{}, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	if iso := cc.Isolation(); iso.Effective != presets.IsolationProcess {
+		t.Skipf("worker processes are not available here: %s", iso.Fallback)
+	}
+	s := connect(t, srv)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		for _, pid := range childPIDs(t) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	out, isErr := s.execute(map[string]any{"script": `await callTool("data.sleep", {ms: 3000}); return 1`})
+	if e, _ := out["error"].(map[string]any); !isErr || out["status"] != "limit_exceeded" || e["limit"] != "worker" && e["limit"] != "memoryBytes" {
+		t.Errorf("status %v, want limit_exceeded: %v", out["status"], out)
+	}
+	out, isErr = s.execute(map[string]any{"script": `return 1+1`})
+	if isErr || out["result"] != float64(2) {
+		t.Fatalf("the next plan failed: %v", out)
+	}
+}
+
+// childPIDs lists this process's children.
+func childPIDs(t *testing.T) []int {
+	var out []int
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
