@@ -3,14 +3,14 @@ package middleware_test
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
-	"syscall"
-	"log/slog"
 	"strings"
 	"sync"
-	"time"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
