@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -402,3 +403,45 @@ func (p *Pool) Stats() Stats {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Check starts one worker, as New does, and stops it again. It reports
+// what a worker applies to itself on this host, or why none can start.
+func Check(ctx context.Context, opts ...Option) (Confinement, error) {
+	p, err := New(ctx, append(opts, WithSize(1), WithMaxWorkers(1))...)
+	if err != nil {
+		return Confinement{}, err
+	}
+	defer p.Close()
+	return p.Confinement(), nil
+}
+
+// String describes a confinement in one line.
+func (c Confinement) String() string {
+	var parts []string
+	parts = append(parts, "namespaces "+strings.Join(c.Namespaces, ","))
+	yes := func(ok bool, name string) {
+		if ok {
+			parts = append(parts, name)
+		} else {
+			parts = append(parts, "no "+name)
+		}
+	}
+	if c.EmptyRoot {
+		parts = append(parts, "empty root")
+	} else {
+		parts = append(parts, "host file system visible")
+	}
+	yes(c.Seccomp, "seccomp")
+	yes(c.NoNewPrivs, "no_new_privs")
+	yes(c.Landlock, "landlock")
+	yes(c.CapabilitiesDropped, "capability drop")
+	if c.AddressSpaceBytes > 0 {
+		parts = append(parts, fmt.Sprintf("address space cap %d MiB", c.AddressSpaceBytes>>20))
+	} else {
+		parts = append(parts, "no address space cap")
+	}
+	if c.CPUSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("CPU cap %d s", c.CPUSeconds))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/staticcatalog"
 )
 
@@ -27,6 +30,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		} else {
 			fmt.Fprintf(stdout, "%s: ok (mode %s, preset %s, timeout %s, %d tool calls per run)\n",
 				*configFile, cfg.Mode, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
+			line, ok := isolationLine(cfg)
+			fmt.Fprintf(stdout, "  isolation: %s\n", line)
+			failed = failed || !ok
 		}
 	}
 	if *catalogFile != "" {
@@ -42,4 +48,22 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("check found problems")
 	}
 	return nil
+}
+
+// isolationLine says where plans would run under cfg on this host, by
+// starting one sandboxed worker when the config asks for process
+// isolation. It is not ok when locked_down could not start.
+func isolationLine(cfg presets.Config) (string, bool) {
+	if cfg.VM.Isolation != presets.IsolationProcess {
+		return "inprocess (as configured: plans run in the server's own process)", true
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	conf, err := sandbox.Check(context.Background(), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(quiet))
+	switch {
+	case err == nil:
+		return "process (" + conf.String() + ")", true
+	case cfg.Preset == presets.LockedDown:
+		return fmt.Sprintf("UNAVAILABLE: locked_down needs sandboxed worker processes and the server would refuse to start: %v", err), false
+	}
+	return fmt.Sprintf("inprocess (FALLBACK: vm.isolation is process, but sandboxed worker processes cannot start here: %v)", err), true
 }

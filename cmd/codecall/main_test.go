@@ -56,8 +56,18 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-	if code, _, _ := runCLI(t, "check", "--config", "../../examples/codecall.yaml"); code != 0 {
+	code, out, _ := runCLI(t, "check", "--config", "../../examples/codecall.yaml")
+	if code != 0 {
 		t.Error("the sample config examples/codecall.yaml does not pass check")
+	}
+	// The sample uses secure, whose plans run in worker processes: check
+	// says whether they can here, and a fallback is spelled out.
+	if !strings.Contains(out, "  isolation: process (namespaces ") && !strings.Contains(out, "  isolation: inprocess (FALLBACK: ") {
+		t.Errorf("check does not report the isolation:\n%s", out)
+	}
+	code, out, _ = runCLI(t, "check", "--config", writeFile(t, "codecall.yaml", "preset: balanced\n"))
+	if code != 0 || !strings.Contains(out, "  isolation: inprocess (as configured") {
+		t.Errorf("check on balanced: %d\n%s", code, out)
 	}
 }
 
