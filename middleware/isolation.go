@@ -52,10 +52,14 @@ func (c *CodeCall) runnerLocked(cfg *presets.Config) (meta.Runner, error) {
 	if c.pool != nil && c.poolKey == key {
 		return c.pool, nil
 	}
-	opts := append([]sandbox.Option{
+	opts := []sandbox.Option{
 		sandbox.WithSize(cfg.Sandbox.PoolSize), sandbox.WithMaxWorkers(cfg.Sandbox.MaxWorkers),
 		sandbox.WithQueueTimeout(cfg.Sandbox.QueueTimeout), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(c.log),
-	}, c.opts.sandbox...)
+	}
+	if cfg.Sandbox.Command != "" {
+		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))
+	}
+	opts = append(opts, c.opts.sandbox...) // the Go options win
 	pool, err := sandbox.New(context.Background(), opts...)
 	if err != nil {
 		if cfg.Preset == presets.LockedDown {

@@ -214,12 +214,16 @@ type SandboxConfig struct {
 	// PoolSize is the number of workers kept started and confined ahead of
 	// time (default 2).
 	PoolSize int `koanf:"poolSize" json:"poolSize"`
-	// MaxWorkers bounds the worker processes alive at once, warm and
-	// running (default 4). Runs beyond it wait.
+	// MaxWorkers bounds the worker processes alive at once, warm, running
+	// and exiting (default 8). Runs beyond it wait.
 	MaxWorkers int `koanf:"maxWorkers" json:"maxWorkers"`
 	// QueueTimeout bounds how long a run waits for a worker before it ends
 	// with a timeout (default 5s).
 	QueueTimeout time.Duration `koanf:"queueTimeout" json:"queueTimeout"`
+	// Command is the absolute path of the executable started as a worker,
+	// e.g. the codecall-worker command; empty (the default) re-executes the
+	// server's own binary.
+	Command string `koanf:"command" json:"command,omitempty"`
 }
 
 // DirectCallsConfig controls codecall.invoke.
@@ -288,6 +292,6 @@ func Default() Config {
 		Describe:    DescribeConfig{MaxDefinitions: 10},
 		DirectCalls: DirectCallsConfig{Enabled: false},
 		VM:          limits,
-		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 4, QueueTimeout: 5 * time.Second},
+		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 8, QueueTimeout: 5 * time.Second},
 	}
 }

@@ -59,8 +59,9 @@
 //	vm.bannedIdentifiers     []string identifiers                  (empty)
 //	vm.isolation             string   process | inprocess           (preset)
 //	sandbox.poolSize         int      1..256; workers kept warm (default 2)
-//	sandbox.maxWorkers       int      poolSize..256; worker processes alive at once (default 4)
+//	sandbox.maxWorkers       int      poolSize..256; worker processes alive at once (default 8)
 //	sandbox.queueTimeout     duration > 0; longest wait for a worker (default 5s)
+//	sandbox.command          string   absolute path of the worker executable (default: the server's own binary)
 //
 // The preset values:
 //

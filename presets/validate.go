@@ -2,6 +2,7 @@ package presets
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -100,6 +101,9 @@ func (s SandboxConfig) issues(p keyPath) []issue {
 	}
 	if s.QueueTimeout <= 0 {
 		out = append(out, newIssue(p.field("queueTimeout"), "must be positive, got %v", s.QueueTimeout))
+	}
+	if s.Command != "" && !filepath.IsAbs(s.Command) {
+		out = append(out, newIssue(p.field("command"), "must be an absolute path (a worker starts with an empty environment and no PATH), got %q", s.Command))
 	}
 	return out
 }

@@ -190,8 +190,10 @@ func TestValidate(t *testing.T) {
 			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation",
 			"sandbox.poolSize", "sandbox.queueTimeout",
 		}},
-		{"sandbox", func(c *Config) { c.Sandbox = SandboxConfig{PoolSize: 4, MaxWorkers: 2, QueueTimeout: -1} },
-			[]string{"sandbox.maxWorkers", "sandbox.queueTimeout"}},
+		{"sandbox", func(c *Config) {
+			c.Sandbox = SandboxConfig{PoolSize: 4, MaxWorkers: 2, QueueTimeout: -1, Command: "codecall-worker"}
+		},
+			[]string{"sandbox.maxWorkers", "sandbox.queueTimeout", "sandbox.command"}},
 		{"sandbox too large", func(c *Config) { c.Sandbox = SandboxConfig{PoolSize: 300, MaxWorkers: 300, QueueTimeout: 1} },
 			[]string{"sandbox.poolSize", "sandbox.maxWorkers"}},
 		{"banned identifiers", func(c *Config) { c.VM.BannedIdentifiers = []string{"ok", "", "a.b"} },

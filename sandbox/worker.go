@@ -14,6 +14,7 @@ import (
 
 	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -53,6 +54,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "codecall sandbox: cannot confine the worker: %v\n", err)
 		return 3
 	}
+	prewarm()
 	w := &workerConn{out: bufio.NewWriterSize(out, 64<<10), pending: map[uint64]chan *message{}}
 	if err := w.send(&message{T: msgReady, Confinement: &conf}); err != nil {
 		return 4
@@ -69,6 +71,30 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	}
 	return 0
 }
+
+// prewarm validates and runs a small plan of its own before the worker
+// reports ready, so the first touch of the parser's, the runtime's and the
+// heap's pages is paid while the worker waits in the pool, not by the
+// request that takes it.
+func prewarm() {
+	limits, _ := presets.LimitsFor(presets.Balanced)
+	const script = "const r = [1, 2, 3].map(x => ({x, s: String(x)})); console.log(JSON.stringify(r)); return r.length"
+	checked, err := ast.Validate(script, ast.RulesFor(limits))
+	if err != nil {
+		return
+	}
+	vm.Run(context.Background(), checked, idleHost{}, vm.Options{RunID: "prewarm", Limits: limits, Context: json.RawMessage(`{}`)})
+}
+
+// idleHost answers the prewarm plan, which calls nothing.
+type idleHost struct{}
+
+func (idleHost) CallTool(context.Context, string, map[string]any) (json.RawMessage, error) {
+	return nil, errors.New("no tools while prewarming")
+}
+func (idleHost) GetTool(string) (json.RawMessage, bool)               { return nil, false }
+func (idleHost) Log(context.Context, string, string, json.RawMessage) {}
+func (idleHost) Notify(context.Context, string, json.RawMessage)      {}
 
 // runPlan validates and runs the plan of one request.
 func runPlan(ctx context.Context, req *runRequest, host vm.Host) *vm.Result {

@@ -58,7 +58,11 @@ func isolationLine(cfg presets.Config) (string, bool) {
 		return "inprocess (as configured: plans run in the server's own process)", true
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	conf, err := sandbox.Check(context.Background(), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(quiet))
+	opts := []sandbox.Option{sandbox.WithLimits(cfg.VM), sandbox.WithLogger(quiet)}
+	if cfg.Sandbox.Command != "" {
+		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))
+	}
+	conf, err := sandbox.Check(context.Background(), opts...)
 	switch {
 	case err == nil:
 		return "process (" + conf.String() + ")", true
