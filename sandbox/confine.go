@@ -37,7 +37,7 @@ type Confinement struct {
 type workerLimits struct {
 	addressSpace int64 // RLIMIT_AS in bytes; 0 leaves it alone
 	cpuSeconds   int64 // RLIMIT_CPU; 0 leaves it alone
-	memoryBytes  int64 // the Go runtime's soft memory limit; 0 leaves it alone
+	memoryBytes  int64 // the Go runtime's soft memory limit (debug.SetMemoryLimit); 0 leaves it alone
 	// serverNS are the server's namespace identities by kind, to tell
 	// which namespaces the worker does not share.
 	serverNS map[string]string

@@ -20,13 +20,30 @@ import (
 // dead warm workers, and the next plan works.
 func TestWorkerKilledFromOutside(t *testing.T) {
 	p := newTestPool(t)
+	killed := make(chan []int, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
+		var pids []int
 		for pid := range children(t) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
+			pids = append(pids, pid)
 		}
+		killed <- pids
 	}()
 	res := run(t, p, &testHost{}, "await callTool('sleep', {}); return 1", limits(t))
+	// The warm workers died too; once they are reaped the pool knows.
+	pids := <-killed
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		kids, gone := children(t), true
+		for _, pid := range pids {
+			if _, ok := kids[pid]; ok {
+				gone = false
+			}
+		}
+		if gone {
+			break
+		}
+	}
 	if res.Status != vm.StatusLimitExceeded || res.Error == nil || !strings.Contains(res.Error.Message, "killed from outside") {
 		t.Fatalf("status %s %+v, want limit_exceeded (killed from outside)", res.Status, res.Error)
 	}

@@ -169,7 +169,14 @@ func (p *Pool) Close() error {
 }
 
 func (p *Pool) args() []string {
-	l := workerLimits{memoryBytes: p.cfg.limits.MemoryBytes, serverNS: serverNamespaces()}
+	// The runtime's soft limit sits well above the budget: the run's own
+	// heap watchdog enforces the budget, and a soft limit at the budget
+	// would have the collector spin instead of letting the watchdog see
+	// the overrun.
+	l := workerLimits{serverNS: serverNamespaces()}
+	if p.cfg.limits.MemoryBytes > 0 {
+		l.memoryBytes = 2*p.cfg.limits.MemoryBytes + 64<<20
+	}
 	if p.cfg.limits.MemoryBytes > 0 && !raceEnabled {
 		l.addressSpace = p.cfg.limits.MemoryBytes + addressReserve
 	}
@@ -324,30 +331,51 @@ var (
 // worker that dies is reported as timeout or limit_exceeded.
 func (p *Pool) Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
 	start := time.Now()
-	w, wait, err := p.acquire(ctx)
-	if err != nil {
-		res := &vm.Result{Status: vm.StatusTimeout, RunID: opts.RunID, ToolTrace: []vm.TraceEntry{},
-			Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}}
-		switch {
-		case errors.Is(err, errQueueTimeout):
-			p.st.queueTimeouts.Add(1)
-			p.log.Warn("codecall: no sandbox worker free within the queue timeout", "runId", opts.RunID, "queueTimeout", p.cfg.queueTimeout,
-				"waiting", p.st.queued.Load())
-			res.Error = &vm.ErrorInfo{Message: fmt.Sprintf("the server is busy: no sandbox worker became free within %v; try again shortly", p.cfg.queueTimeout)}
-		case errors.Is(err, errClosed):
-			res.Status = vm.StatusIllegalAccess
-			res.Error = &vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the server is shutting down: its sandbox workers are stopped"}
-		default:
-			res.Error = &vm.ErrorInfo{Message: "the request was cancelled while it waited for a sandbox worker"}
-		}
-		return res
-	}
-	defer p.retire(w)
 	req := &runRequest{Script: script, Rules: rules, Context: opts.Context,
 		Options: runOptions{RunID: opts.RunID, Limits: opts.Limits}}
-	res := p.runOn(ctx, w, req, host, start)
-	if wait > 10*time.Millisecond {
-		p.log.Debug("codecall: run waited for a sandbox worker", "runId", opts.RunID, "waitMs", ms(wait))
+	for attempt := 1; ; attempt++ {
+		w, wait, err := p.acquire(ctx)
+		if err != nil {
+			return p.refused(err, opts, start)
+		}
+		if wait > 10*time.Millisecond {
+			p.log.Debug("codecall: run waited for a sandbox worker", "runId", opts.RunID, "waitMs", ms(wait))
+		}
+		if err := w.send(&message{T: msgRun, Run: req}); err != nil {
+			// The worker died after it was checked: nothing of the plan
+			// reached it, so another worker may take the run.
+			p.st.kills("died while warm")
+			w.kill("died while warm")
+			p.retire(w)
+			if attempt < 3 {
+				continue
+			}
+			return p.refused(fmt.Errorf("sandbox workers keep dying before they take a plan: %w", err), opts, start)
+		}
+		res := p.runOn(ctx, w, req, host, start)
+		p.retire(w)
+		return res
+	}
+}
+
+// refused is the result of a run that found no worker.
+func (p *Pool) refused(err error, opts vm.Options, start time.Time) *vm.Result {
+	res := &vm.Result{Status: vm.StatusTimeout, RunID: opts.RunID, ToolTrace: []vm.TraceEntry{},
+		Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}}
+	switch {
+	case errors.Is(err, errQueueTimeout):
+		p.st.queueTimeouts.Add(1)
+		p.log.Warn("codecall: no sandbox worker free within the queue timeout", "runId", opts.RunID, "queueTimeout", p.cfg.queueTimeout,
+			"waiting", p.st.queued.Load())
+		res.Error = &vm.ErrorInfo{Message: fmt.Sprintf("the server is busy: no sandbox worker became free within %v; try again shortly", p.cfg.queueTimeout)}
+	case errors.Is(err, errClosed):
+		res.Status = vm.StatusIllegalAccess
+		res.Error = &vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the server is shutting down: its sandbox workers are stopped"}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		res.Error = &vm.ErrorInfo{Message: "the request was cancelled while it waited for a sandbox worker"}
+	default:
+		res.Status = vm.StatusLimitExceeded
+		res.Error = &vm.ErrorInfo{Limit: LimitWorker, Message: err.Error()}
 	}
 	return res
 }

@@ -128,15 +128,18 @@ func (w *worker) send(m *message) error {
 	return writeFrame(w.stdin, m)
 }
 
-// kill ends the worker and everything in its process group, recording the
-// first cause.
+// kill ends the worker, recording the first cause. The worker is pid 1 of
+// its pid namespace, so the kernel ends every process in it with it (a
+// process group kill would miss one that left the group). The signal goes
+// through os.Process, which uses a pidfd where the kernel has one: a
+// worker already reaped is never confused with a process that got its pid.
 func (w *worker) kill(cause string) {
 	w.killMu.Lock()
 	if w.cause == "" {
 		w.cause = cause
 	}
 	w.killMu.Unlock()
-	killGroup(w.pid)
+	_ = w.cmd.Process.Kill()
 }
 
 func (w *worker) killCause() string {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/codecall-go/codecall/policy"
@@ -27,19 +26,30 @@ const (
 // process ended abnormally for a reason no other limit describes.
 const LimitWorker = "worker"
 
-// runOn sends one run to a ready worker and serves its calls until it
+// runOn serves the calls of a worker that was sent its run until it
 // reports a result, dies, or outlives its deadline.
 func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Host, start time.Time) *vm.Result {
 	s := &session{w: w, host: host, calls: map[uint64]context.CancelFunc{}}
 	callCtx, cancelCalls := context.WithCancel(ctx)
 	defer func() {
+		// Calls still in flight are cancelled; one whose reply cannot be
+		// written because the worker stopped reading ends when the worker
+		// is killed and its pipe breaks.
 		cancelCalls()
-		s.wg.Wait()
+		done := make(chan struct{})
+		go func() {
+			s.wg.Wait()
+			close(done)
+		}()
+		t := time.NewTimer(exitGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+			w.kill("stuck after its result")
+			<-done
+		}
 	}()
-	if err := w.send(&message{T: msgRun, Run: req}); err != nil {
-		w.kill(causeProtocol)
-		return s.abnormal(p, req, start, "")
-	}
 	hard := time.NewTimer(req.Options.Limits.Timeout + killGrace)
 	defer hard.Stop()
 
@@ -208,10 +218,7 @@ func (s *session) abnormal(p *Pool, req *runRequest, start time.Time, cause stri
 // label for the counters.
 func classify(cause string, w *worker, timeout time.Duration) (vm.Status, *vm.ErrorInfo, string) {
 	stderr := w.errs.String()
-	var ws syscall.WaitStatus
-	if w.state != nil {
-		ws, _ = w.state.Sys().(syscall.WaitStatus)
-	}
+	xcpu, sigkill := killedBy(w.state)
 	switch {
 	case cause == causeTimeout:
 		return vm.StatusTimeout, &vm.ErrorInfo{Message: fmt.Sprintf("the plan ran past its %v timeout and did not stop; its sandbox worker process was killed", timeout)}, causeTimeout
@@ -219,13 +226,13 @@ func classify(cause string, w *worker, timeout time.Duration) (vm.Status, *vm.Er
 		return vm.StatusTimeout, &vm.ErrorInfo{Message: "the request was cancelled; the plan's sandbox worker process was killed"}, causeCancelled
 	case cause == causeProtocol:
 		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: LimitWorker, Message: "the plan's sandbox worker broke the bridge protocol (a message too large or malformed) and was killed"}, causeProtocol
-	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU:
+	case xcpu:
 		return vm.StatusTimeout, &vm.ErrorInfo{Message: "the plan used up its CPU time limit; the kernel stopped its sandbox worker process"}, "cpu"
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
 		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitMemory, Message: "the plan ran out of memory: its sandbox worker process hit the memory cap and died"}, "memory"
 	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "stack exceeds"):
 		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitStack, Message: "the plan overflowed the stack of its sandbox worker process, which died"}, "stack"
-	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+	case sigkill:
 		// Nobody in the server killed it: the kernel's OOM killer did, or an
 		// operator.
 		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitMemory, Message: "the plan's sandbox worker process was killed from outside (the kernel's out-of-memory killer or an operator)"}, "killed"

@@ -27,7 +27,16 @@ func sysProcAttr() *syscall.SysProcAttr {
 	}
 }
 
-// killGroup sends SIGKILL to the worker's process group.
-func killGroup(pid int) {
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+
+// killedBy reports whether a reaped process ended by SIGXCPU (its CPU time
+// limit) or by SIGKILL.
+func killedBy(st *os.ProcessState) (xcpu, sigkill bool) {
+	if st == nil {
+		return false, false
+	}
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return false, false
+	}
+	return ws.Signal() == syscall.SIGXCPU, ws.Signal() == syscall.SIGKILL
 }

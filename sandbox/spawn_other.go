@@ -8,18 +8,15 @@ import (
 	"syscall"
 )
 
+// supported says whether this platform can run sandbox workers at all.
 const supported = false
 
 func sysProcAttr() *syscall.SysProcAttr { return nil }
-
-func killGroup(pid int) {
-	if p, err := os.FindProcess(pid); err == nil {
-		_ = p.Kill()
-	}
-}
 
 func confine(workerLimits) (Confinement, error) {
 	return Confinement{}, errors.New("sandbox workers need Linux")
 }
 
 func serverNamespaces() map[string]string { return nil }
+
+func killedBy(*os.ProcessState) (xcpu, sigkill bool) { return false, false }
