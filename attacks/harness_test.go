@@ -310,6 +310,7 @@ func config(c attackCase, mode presets.Isolation) presets.Config {
 	}
 	cfg.VM = limits
 	cfg.VM.Isolation = mode
+	cfg.Sandbox.Command = workerCommand
 	cfg.VM.Timeout = defaultTimeout
 	cfg.Exclude = []string{"test.secret"}
 	if c.limits != nil {
