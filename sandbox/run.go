@@ -95,7 +95,9 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 			case msgNotify:
 				host.Notify(ctx, m.Name, m.Data)
 			case msgResult:
-				if m.Result == nil {
+				// The runtime in the worker caps the result and the logs; a
+				// worker sending more is not the runtime speaking.
+				if m.Result == nil || int64(len(m.Result.Result)) > 2*req.Options.Limits.MaxResultBytes+1024 {
 					w.kill(causeProtocol)
 					return s.abnormal(p, req, start, "")
 				}
