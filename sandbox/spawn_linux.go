@@ -27,7 +27,6 @@ func sysProcAttr() *syscall.SysProcAttr {
 	}
 }
 
-
 // killedBy reports whether a reaped process ended by SIGXCPU (its CPU time
 // limit) or by SIGKILL.
 func killedBy(st *os.ProcessState) (xcpu, sigkill bool) {
