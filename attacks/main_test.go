@@ -48,7 +48,13 @@ func buildWorker() (dir, path string) {
 		return "", ""
 	}
 	path = filepath.Join(dir, "codecall-worker")
-	if out, err := exec.Command(goCmd, "build", "-o", path, "../cmd/codecall-worker").CombinedOutput(); err != nil {
+	args := []string{"build", "-o", path}
+	if raceEnabled {
+		// The cases' time budgets are calibrated for the test binary's
+		// speed; a worker built the same way runs plans at that speed.
+		args = append(args, "-race")
+	}
+	if out, err := exec.Command(goCmd, append(args, "../cmd/codecall-worker")...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "attacks: building codecall-worker failed, re-executing the test binary instead: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		return "", ""
