@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -171,7 +172,8 @@ func TestHostKillingPlansInWorkers(t *testing.T) {
 // TestWorkerDeathThroughExecute kills the worker processes while a plan
 // waits on a tool: the client gets limit_exceeded, and the server goes on.
 func TestWorkerDeathThroughExecute(t *testing.T) {
-	srv := planServer(t, nil)
+	var sleeps atomic.Int32
+	srv := planServer(t, &sleeps)
 	cfg := presetConfig(presets.Secure)
 	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(slog.New(slog.NewTextHandler(discard{}, nil))))
 	if err != nil {
@@ -183,12 +185,18 @@ func TestWorkerDeathThroughExecute(t *testing.T) {
 	}
 	s := connect(t, srv)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		// Once the plan waits in its tool call, its worker is running.
+		for deadline := time.Now().Add(20 * time.Second); sleeps.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		for _, pid := range childPIDs(t) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}()
 	out, isErr := s.execute(map[string]any{"script": `await callTool("data.sleep", {ms: 3000}); return 1`})
+	if sleeps.Load() == 0 {
+		t.Fatalf("the plan never reached its tool call: %v", out)
+	}
 	if e, _ := out["error"].(map[string]any); !isErr || out["status"] != "limit_exceeded" || e["limit"] != "worker" && e["limit"] != "memoryBytes" {
 		t.Errorf("status %v, want limit_exceeded: %v", out["status"], out)
 	}

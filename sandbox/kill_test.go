@@ -21,8 +21,12 @@ import (
 func TestWorkerKilledFromOutside(t *testing.T) {
 	p := newTestPool(t)
 	killed := make(chan []int, 1)
+	host := &testHost{}
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		// Once the plan waits in its tool call, its worker is running.
+		for deadline := time.Now().Add(20 * time.Second); host.sleeping.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		var pids []int
 		for pid := range children(t) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -30,7 +34,7 @@ func TestWorkerKilledFromOutside(t *testing.T) {
 		}
 		killed <- pids
 	}()
-	res := run(t, p, &testHost{}, "await callTool('sleep', {}); return 1", limits(t))
+	res := run(t, p, host, "await callTool('sleep', {}); return 1", limits(t))
 	// The warm workers died too; once they are reaped the pool knows.
 	pids := <-killed
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

@@ -62,6 +62,7 @@ type poolConfig struct {
 	command      string
 	limits       presets.Limits
 	logger       *slog.Logger
+	marker       string // argv[1] of a worker; tests start misbehaving workers with their own
 }
 
 // Option configures New.
@@ -98,7 +99,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *poolConfig) { c.logger =
 func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	limits, _ := presets.LimitsFor(presets.Secure)
 	cfg := poolConfig{size: DefaultPoolSize, queueTimeout: DefaultQueueTimeout, readyTimeout: DefaultReadyTimeout,
-		command: "/proc/self/exe", limits: limits}
+		command: "/proc/self/exe", limits: limits, marker: workerArg}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -183,7 +184,7 @@ func (p *Pool) args() []string {
 	if p.cfg.limits.Timeout > 0 {
 		l.cpuSeconds = int64((p.cfg.limits.Timeout+killGrace)/time.Second) + 1
 	}
-	return append([]string{workerArg}, l.args()...)
+	return append([]string{p.cfg.marker}, l.args()...)
 }
 
 // env is the worker's whole environment: the time zone, which is no

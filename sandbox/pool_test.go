@@ -3,11 +3,11 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +20,8 @@ import (
 // testHost answers a plan's calls: echo returns its input, fail fails with
 // a policy error, sleep waits for its context.
 type testHost struct {
+	sleeping atomic.Int32 // sleep calls started
+
 	mu    sync.Mutex
 	calls []string
 	logs  []string
@@ -33,6 +35,7 @@ func (h *testHost) CallTool(ctx context.Context, name string, input map[string]a
 	case "echo":
 		return json.Marshal(input)
 	case "sleep":
+		h.sleeping.Add(1)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
@@ -138,4 +141,3 @@ func TestTimeoutKillsWorker(t *testing.T) {
 	}
 }
 
-var _ = errors.New

@@ -30,8 +30,13 @@ const probeArg = "-codecall-sandbox-probe"
 const envSecret = "CODECALLTEST_SANDBOX_SECRET"
 
 func TestMain(m *testing.M) {
-	if len(os.Args) >= 2 && os.Args[1] == probeArg {
-		os.Exit(probeMain())
+	if len(os.Args) >= 2 {
+		switch os.Args[1] {
+		case probeArg:
+			os.Exit(probeMain())
+		case badWorkerArg:
+			os.Exit(badWorkerMain())
+		}
 	}
 	os.Exit(m.Run())
 }
