@@ -140,4 +140,3 @@ func TestTimeoutKillsWorker(t *testing.T) {
 		t.Fatalf("next run: %s %+v", got.Status, got.Error)
 	}
 }
-
