@@ -99,6 +99,11 @@ func (g *generation) close() {
 // removed later are all seen through CodeCall; in the default mode
 // (codecall_only) tools/list shows only the meta-tools and the tools marked
 // visible. Wrap must be called before the server starts serving.
+//
+// When vm.isolation is process, Wrap starts the pool of sandboxed worker
+// processes that runs plans (package sandbox). Where workers cannot start,
+// Wrap fails under the locked_down preset and, under any other, logs a
+// warning and runs plans in process; Isolation reports which.
 func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	if srv == nil {
 		return nil, errors.New("codecall: Wrap needs a server, got nil")
@@ -230,7 +235,8 @@ func (c *CodeCall) applyConfig(cfg presets.Config) {
 	c.log.Info("codecall: config reloaded", "mode", cfg.Mode, "preset", cfg.Preset)
 }
 
-// Close detaches CodeCall's background work and releases the index. The
+// Close detaches CodeCall's background work, releases the index and stops
+// the worker pool (running plans end first, by their deadlines). The
 // server keeps its tools; CodeCall's filter then hides every tool but the
 // meta-tools, whose calls fail.
 func (c *CodeCall) Close() error {
