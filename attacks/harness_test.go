@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"reflect"
@@ -34,6 +36,8 @@ const (
 	marker = "PWNED"
 	// envChildCase names the case a child process runs (see runIsolated).
 	envChildCase = "CODECALLTEST_ATTACK_CASE"
+	// envChildMode names the isolation the child process runs it under.
+	envChildMode = "CODECALLTEST_ATTACK_MODE"
 
 	// callTimeout bounds one codecall.execute round trip from the client.
 	callTimeout = 60 * time.Second
@@ -174,6 +178,8 @@ type host struct {
 	cc  *middleware.CodeCall
 	c   *client.Client
 
+	poolSize int // of the worker pool, in process mode
+
 	countCalls  atomic.Int64
 	secretCalls atomic.Int64
 	echoCalls   atomic.Int64
@@ -288,11 +294,14 @@ func (h *host) addTools(srv *server.MCPServer) {
 		})
 }
 
+// modes are the isolations every case runs under: each wall must hold in
+// the server's process and in a sandboxed worker process alike.
+var modes = []presets.Isolation{presets.IsolationInProcess, presets.IsolationProcess}
+
 // config is the configuration a case runs under: the preset's limits with
-// in-process isolation (worker processes are not built yet, and
-// locked_down requires one, so its rules are tested in process), the
-// harness's default timeout, and the case's own adjustments.
-func config(c attackCase) presets.Config {
+// the mode's isolation, the harness's default timeout, and the case's own
+// adjustments.
+func config(c attackCase, mode presets.Isolation) presets.Config {
 	cfg := presets.Default()
 	cfg.Preset = c.presetName()
 	limits, ok := presets.LimitsFor(cfg.Preset)
@@ -300,7 +309,8 @@ func config(c attackCase) presets.Config {
 		panic("unknown preset " + string(cfg.Preset))
 	}
 	cfg.VM = limits
-	cfg.VM.Isolation = presets.IsolationInProcess
+	cfg.VM.Isolation = mode
+	cfg.Sandbox.Command = workerCommand
 	cfg.VM.Timeout = defaultTimeout
 	cfg.Exclude = []string{"test.secret"}
 	if c.limits != nil {
@@ -313,12 +323,20 @@ func config(c attackCase) presets.Config {
 // test when the server has no codecall.execute yet.
 func newHost(t *testing.T, cfg presets.Config) *host {
 	t.Helper()
-	h := &host{t: t}
+	h := &host{t: t, poolSize: cfg.Sandbox.PoolSize}
 	h.srv = server.NewMCPServer("attack", "1.0.0", server.WithToolCapabilities(true), server.WithInputSchemaValidation())
 	h.addTools(h.srv)
-	cc, err := middleware.Wrap(h.srv, middleware.WithConfig(cfg))
+	cc, err := middleware.Wrap(h.srv, middleware.WithConfig(cfg), middleware.WithLogger(quietLogger))
 	if err != nil {
+		if cfg.VM.Isolation == presets.IsolationProcess && strings.Contains(err.Error(), "cannot start one") {
+			t.Skipf("sandboxed worker processes are not available on this host: %v", err)
+		}
 		t.Fatalf("Wrap: %v", err)
+	}
+	if cfg.VM.Isolation == presets.IsolationProcess {
+		if iso := cc.Isolation(); iso.Effective != presets.IsolationProcess {
+			t.Skipf("sandboxed worker processes are not available on this host: %s", iso.Fallback)
+		}
 	}
 	h.cc = cc
 	t.Cleanup(func() { _ = cc.Close() })
@@ -413,6 +431,9 @@ func (h *host) execute(t *testing.T, args map[string]any) *response {
 	}
 	return r
 }
+
+// quietLogger keeps the pools' start-up lines out of the test output.
+var quietLogger = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 // clip shortens s for a failure message.
 func clip(s string) string {
@@ -540,31 +561,36 @@ func (h *host) notificationText() string {
 	return string(b)
 }
 
-// runCases runs every case of a table as a subtest.
+// runCases runs every case of a table as a subtest, once per mode.
 func runCases(t *testing.T, cases []attackCase) {
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if c.isolate && os.Getenv(envChildCase) == "" {
-				// Child processes share nothing with this one, so they
-				// may run side by side (after the table's in-process
-				// cases, whose goroutine and heap checks need quiet).
-				t.Parallel()
-				runIsolated(t, c)
-				return
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					if c.isolate && os.Getenv(envChildCase) == "" {
+						// Child processes share nothing with this one, so they
+						// may run side by side (after the table's in-process
+						// cases, whose goroutine and heap checks need quiet).
+						t.Parallel()
+						runIsolated(t, c, mode)
+						return
+					}
+					runCase(t, c, mode)
+				})
 			}
-			runCase(t, c)
 		})
 	}
 }
 
 // runCase runs one case in this process and checks that the host is
 // unharmed afterwards.
-func runCase(t *testing.T, c attackCase) {
-	h := newHost(t, config(c))
+func runCase(t *testing.T, c attackCase, mode presets.Isolation) {
+	h := newHost(t, config(c, mode))
 
 	// Warm up, so lazily started goroutines and caches count in the
 	// baseline.
 	h.followUp(t, c, "warm-up")
+	h.settlePool(t)
 	baseG := runtime.NumGoroutine()
 	var baseHeap uint64
 	if c.cat == catMemory {
@@ -576,7 +602,7 @@ func runCase(t *testing.T, c attackCase) {
 	r := h.execute(t, c.arguments())
 	checkWant(t, c.want, r)
 	if r.Status == vm.StatusTimeout {
-		checkPromptTimeout(t, config(c).VM.Timeout, r)
+		checkPromptTimeout(t, config(c, mode).VM.Timeout, r)
 	}
 	if strings.Contains(r.raw, marker) {
 		t.Errorf("the marker %q is in the response: a payload ran\n%s", marker, clip(r.raw))
@@ -604,6 +630,7 @@ func runCase(t *testing.T, c attackCase) {
 	// The host is unharmed: it answers, its goroutines wind down, and a
 	// memory bomb leaves no live heap behind.
 	h.followUp(t, c, "after the case")
+	h.settlePool(t)
 	waitFor(t, "goroutines back to the baseline", func() (bool, string) {
 		n := runtime.NumGoroutine()
 		return n <= baseG+goroutineSlack, fmt.Sprintf("%d goroutines, baseline %d", n, baseG)
@@ -621,6 +648,19 @@ func runCase(t *testing.T, c attackCase) {
 			return n <= baseHeap+heapSlack, fmt.Sprintf("live heap %d MiB, baseline %d MiB", n>>20, baseHeap>>20)
 		}, nil)
 	}
+}
+
+// settlePool waits until the worker pool, in process mode, is back to its
+// size: every worker of the case was reaped and replaced.
+func (h *host) settlePool(t *testing.T) {
+	t.Helper()
+	waitFor(t, "the worker pool back to its size", func() (bool, string) {
+		iso := h.cc.Isolation()
+		if iso.Pool == nil {
+			return true, ""
+		}
+		return iso.Pool.Warm == h.poolSize && iso.Pool.Live == h.poolSize, fmt.Sprintf("%+v, size %d", *iso.Pool, h.poolSize)
+	}, nil)
 }
 
 // checkPromptTimeout checks that a run that timed out ended soon after its
@@ -683,11 +723,11 @@ func waitFor(t *testing.T, what string, cond func() (bool, string), dump func() 
 // runIsolated runs a case in a child process of the test binary (see
 // TestAttackChild). A plan that kills its process with an unrecoverable
 // Go fatal error fails this case alone.
-func runIsolated(t *testing.T, c attackCase) {
+func runIsolated(t *testing.T, c attackCase, mode presets.Isolation) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAttackChild$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), envChildCase+"="+c.id())
+	cmd.Env = append(os.Environ(), envChildCase+"="+c.id(), envChildMode+"="+string(mode))
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	switch {
@@ -712,8 +752,9 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestAttackChild runs the one case named by CODECALLTEST_ATTACK_CASE; it
-// is the child process of runIsolated and does nothing otherwise.
+// TestAttackChild runs the one case named by CODECALLTEST_ATTACK_CASE under
+// the isolation named by CODECALLTEST_ATTACK_MODE; it is the child process
+// of runIsolated and does nothing otherwise.
 func TestAttackChild(t *testing.T) {
 	id := os.Getenv(envChildCase)
 	if id == "" {
@@ -721,7 +762,7 @@ func TestAttackChild(t *testing.T) {
 	}
 	for _, c := range allCases() {
 		if c.id() == id {
-			runCase(t, c)
+			runCase(t, c, presets.Isolation(os.Getenv(envChildMode)))
 			return
 		}
 	}

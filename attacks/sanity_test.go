@@ -85,15 +85,17 @@ return {bad: [bad.ok, bad.error.code], good}`,
 				t.Errorf("location = %+v, want line 2", r.Error.Location)
 			}
 		}},
-	// locked_down as configured requires a worker process, which this
-	// host cannot start yet: every plan is refused, honestly, instead of
-	// running with less isolation than the preset promises. (Every other
-	// locked_down case here overrides isolation to in_process.)
-	{name: "locked-down-requires-isolation", cat: catSanity, preset: presets.LockedDown,
-		limits:  func(l *presets.Limits) { l.Isolation = presets.IsolationProcessRequired },
-		script:  `return 1`,
-		want:    isolationRefused,
-		trivial: &isolationRefused},
+	// locked_down as configured runs its plan in a sandboxed worker
+	// process, whatever the mode under test.
+	{name: "locked-down-runs-in-a-worker", cat: catSanity, preset: presets.LockedDown,
+		limits: func(l *presets.Limits) { l.Isolation = presets.IsolationProcess },
+		script: `return 1`,
+		want:   ok(`1`),
+		check: func(t *testing.T, h *host, r *response) {
+			if iso := h.cc.Isolation(); iso.Effective != presets.IsolationProcess || iso.Confinement == nil || !iso.Confinement.Seccomp {
+				t.Errorf("locked_down ran without a worker process: %+v", iso)
+			}
+		}},
 	// An uncaught script error is a runtime_error with its name.
 	{name: "runtime-error", cat: catSanity,
 		script: `null.x`,
@@ -101,5 +103,3 @@ return {bad: [bad.ok, bad.error.code], good}`,
 }
 
 func TestSanity(t *testing.T) { runCases(t, sanityCases) }
-
-var isolationRefused = want{status: vm.StatusIllegalAccess, kind: vm.KindIsolation}

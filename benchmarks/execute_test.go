@@ -16,8 +16,14 @@ import (
 )
 
 // noopServer has one tool that does nothing, so plan benchmarks measure
-// CodeCall and mcp-go, not tools.
+// CodeCall and mcp-go, not tools. Plans run in process.
 func noopServer(b *testing.B) *server.MCPServer {
+	srv, _ := noopServerWith(b, presets.IsolationInProcess)
+	return srv
+}
+
+// noopServerWith is noopServer with plans run under the given isolation.
+func noopServerWith(b *testing.B, isolation presets.Isolation, mut ...func(*presets.Config)) (*server.MCPServer, *middleware.CodeCall) {
 	srv := server.NewMCPServer("bench", "1", server.WithToolCapabilities(true))
 	srv.AddTool(mcp.NewTool("bench.noop", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
@@ -25,14 +31,20 @@ func noopServer(b *testing.B) *server.MCPServer {
 			return mcp.NewToolResultText(`{"ok":true}`), nil
 		})
 	cfg := presets.Default()
-	cfg.VM.Isolation = presets.IsolationInProcess
+	cfg.VM.Isolation = isolation
 	cfg.VM.MaxConcurrency = 10
-	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg))
+	for _, m := range mut {
+		m(&cfg)
+	}
+	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(quiet))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cc.Close() })
-	return srv
+	if iso := cc.Isolation(); iso.Effective != isolation {
+		b.Skipf("plans cannot run with %s isolation here: %s", isolation, iso.Fallback)
+	}
+	return srv, cc
 }
 
 func toolCall(b *testing.B, name string, args map[string]any) []byte {

@@ -81,9 +81,15 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		return result(IllegalOutput{Status: status, Error: info, Violations: violations, ToolTrace: []vm.TraceEntry{},
 			Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}, RunID: runID}, true)
 	}
-	if limits.Isolation == presets.IsolationProcessRequired {
-		return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: vm.KindIsolation, Message: "this preset requires running plans in a " +
-			"sandboxed worker process, which this server cannot start; set vm.isolation to \"process\" or \"in_process\", or use the secure preset"}, nil), nil
+	runner := st.Runner
+	if runner == nil {
+		// The composition root refuses to start locked_down without worker
+		// processes; this keeps the promise should a state ever lack one.
+		if limits.Isolation == presets.IsolationProcess && st.Config.Preset == presets.LockedDown {
+			return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the locked_down preset runs plans only in " +
+				"sandboxed worker processes, and this server has none; set vm.isolation to \"inprocess\" to accept in-process execution"}, nil), nil
+		}
+		runner = InProcess{}
 	}
 	rules := ast.RulesFor(limits)
 	rules.Preset = st.Config.Preset
@@ -123,7 +129,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 	go func() {
 		defer cancel()
-		pr.done <- vm.Run(runCtx, checked, host, vm.Options{RunID: runID, Limits: limits, Context: planContext})
+		pr.done <- runner.Run(runCtx, in.Script, checked, rules, host, vm.Options{RunID: runID, Limits: limits, Context: planContext})
 	}()
 	res, status := h.await(ctx, st, pr)
 	span.SetAttributes(attribute.String("codecall.status", string(status)))

@@ -48,6 +48,10 @@ type State struct {
 	// Redactor removes secrets from results returned to the client, from
 	// approval prompts and from logs; nil applies the built-in rules.
 	Redactor *redact.Redactor
+	// Runner runs codecall.execute's plans; nil runs them in process. It is
+	// a sandboxed runner when the config asks for process isolation and the
+	// platform provides it.
+	Runner Runner
 }
 
 // Env is what the meta-tools need from the composition root.

@@ -331,3 +331,41 @@ func TestPausedPlanKeepsItsWork(t *testing.T) {
 		t.Fatalf("delete_order ran %d times, want 1", got)
 	}
 }
+
+// TestApprovalStopsThePlanClock checks that a person taking longer than a
+// plan's whole timeout to approve a call does not time the plan out, in
+// process and in worker-process isolation: the wait does not count.
+func TestApprovalStopsThePlanClock(t *testing.T) {
+	for _, iso := range []presets.Isolation{presets.IsolationInProcess, presets.IsolationProcess} {
+		t.Run(string(iso), func(t *testing.T) {
+			s := newApprovalShop(t, func(cfg *presets.Config) {
+				cfg.VM.Isolation = iso
+				cfg.VM.Timeout = 400 * time.Millisecond
+				cfg.VM.AllowLoops = true
+				cfg.Approval.Timeout = 10 * time.Second
+			})
+			if got := s.cc.Isolation().Effective; got != iso {
+				t.Skipf("plans run %s here: %s", got, s.cc.Isolation().Fallback)
+			}
+			c := approvalClient(t, s.srv, false, &elicitor{answer: "approve", delay: time.Second})
+			if code := callVia(t, c, "execute", "shop.delete_order", map[string]any{"id": "o1"}); code != "" {
+				t.Fatalf("code %q: the approval wait counted against the plan's timeout", code)
+			}
+			if s.count("shop.delete_order") != 1 {
+				t.Fatal("the approved call did not run")
+			}
+			// The clock runs again after the answer: a plan that then loops
+			// still times out.
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "codecall.execute"
+			req.Params.Arguments = map[string]any{"script": "await callTool('shop.delete_order', {id: 'o2'}); while (true) {}"}
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := mcp.GetTextFromContent(res.Content[0]); !strings.Contains(text, `"status":"timeout"`) {
+				t.Fatalf("a busy plan after the approval must still time out: %s", text)
+			}
+		})
+	}
+}

@@ -300,16 +300,3 @@ func TestExecuteNotifiesTheClient(t *testing.T) {
 	}
 	waitFor(t, func() bool { return s.count("notifications/progress") >= 2 }, "progress notifications for a request with a progress token")
 }
-
-func TestExecuteRefusesWithoutRequiredIsolation(t *testing.T) {
-	srv := planServer(t, nil)
-	cfg := presets.Default()
-	cfg.Preset = presets.LockedDown
-	cfg.VM, _ = presets.LimitsFor(presets.LockedDown)
-	wrap(t, srv, middleware.WithConfig(cfg))
-	s := connect(t, srv)
-	out, isErr := s.execute(map[string]any{"script": `return 1`})
-	if e, _ := out["error"].(map[string]any); !isErr || out["status"] != "illegal_access" || e["kind"] != "isolation" {
-		t.Errorf("locked_down without a worker process must refuse: %v", out)
-	}
-}

@@ -30,6 +30,7 @@ import (
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/search"
 	"github.com/codecall-go/codecall/typescript"
 )
@@ -52,6 +53,10 @@ type CodeCall struct {
 	version    uint64
 	metaNames  []string
 	closed     bool
+	pool       *sandbox.Pool // runs plans when the config asks for process isolation
+	poolKey    poolKey
+	fallback   string         // why plans run in process despite the config, or ""
+	poolWG     sync.WaitGroup // pools being closed
 
 	// Long-lived policy state, shared by every generation.
 	policies    *policy.Policies
@@ -110,6 +115,11 @@ func (g *generation) close() {
 // removed later are all seen through CodeCall; in the default mode
 // (codecall_only) tools/list shows only the meta-tools and the tools marked
 // visible. Wrap must be called before the server starts serving.
+//
+// When vm.isolation is process, Wrap starts the pool of sandboxed worker
+// processes that runs plans (package sandbox). Where workers cannot start,
+// Wrap fails under the locked_down preset and, under any other, logs a
+// warning and runs plans in process; Isolation reports which.
 func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	if srv == nil {
 		return nil, errors.New("codecall: Wrap needs a server, got nil")
@@ -156,8 +166,12 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	}
 	c.mu.Lock()
 	err = c.rebuildLocked()
+	if err != nil {
+		c.retirePoolLocked()
+	}
 	c.mu.Unlock()
 	if err != nil {
+		c.poolWG.Wait()
 		srv.UnregisterSession(context.Background(), c.obs.id)
 		return nil, err
 	}
@@ -319,7 +333,8 @@ func (c *CodeCall) applyConfig(cfg presets.Config) {
 	c.log.Info("codecall: config reloaded", "mode", cfg.Mode, "preset", cfg.Preset)
 }
 
-// Close detaches CodeCall's background work and releases the index. The
+// Close detaches CodeCall's background work, releases the index and stops
+// the worker pool (running plans end first, by their deadlines). The
 // server keeps its tools; CodeCall's filter then hides every tool but the
 // meta-tools, whose calls fail.
 func (c *CodeCall) Close() error {
@@ -335,6 +350,10 @@ func (c *CodeCall) Close() error {
 		if g := c.cur.Load(); g != nil {
 			g.retire()
 		}
+		c.mu.Lock()
+		c.retirePoolLocked()
+		c.mu.Unlock()
+		c.poolWG.Wait()
 	})
 	return nil
 }
@@ -399,6 +418,10 @@ func (c *CodeCall) rebuildLocked() error {
 	if err != nil {
 		return err
 	}
+	runner, err := c.runnerLocked(&cfg)
+	if err != nil {
+		return err
+	}
 	c.version++
 	snap, problems, err := catalog.Build(tools, catalog.Options{
 		Config: cfg, Include: c.opts.include, DefaultAppID: c.opts.defaultAppID,
@@ -427,7 +450,7 @@ func (c *CodeCall) rebuildLocked() error {
 	}
 	c.approvals.SetRedactor(redactor)
 	g := &generation{
-		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate,
+		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate, Runner: runner,
 			Approvals: c.approvals, Paused: c.paused, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation),
 			Audit: auditLog, Redactor: redactor},
 		auditKey:    auditKey,

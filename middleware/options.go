@@ -7,6 +7,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 )
 
 // ToolInfo is what an include predicate sees of a tool.
@@ -34,6 +35,7 @@ type options struct {
 	noReload     bool
 	tracer       trace.TracerProvider
 	auditHandler slog.Handler
+	sandbox      []sandbox.Option
 }
 
 // WithAuditHandler sends the audit events to h (one record per event, the
@@ -85,4 +87,12 @@ func WithDefaultAppID(id string) Option {
 // WithConfigFile and the policy files under policy.paths.
 func WithoutReload() Option {
 	return func(o *options) { o.watch = false; o.noReload = true }
+}
+
+// WithSandboxOptions adds options to the pool of sandboxed worker processes
+// that runs plans when vm.isolation is process, e.g. sandbox.WithCommand
+// to start a dedicated worker binary. The configuration's sandbox keys and
+// vm limits apply first.
+func WithSandboxOptions(opts ...sandbox.Option) Option {
+	return func(o *options) { o.sandbox = append(o.sandbox, opts...) }
 }

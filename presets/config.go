@@ -52,15 +52,17 @@ type Isolation string
 
 // The isolation levels.
 const (
-	// IsolationProcessRequired runs every plan in a sandboxed worker process
-	// and refuses to run when one cannot be started.
-	IsolationProcessRequired Isolation = "process_required"
-	// IsolationProcess prefers a worker process and falls back to in-process
-	// execution where the platform has none.
+	// IsolationProcess runs every plan in a sandboxed worker process (Linux).
+	// Where the platform cannot start one, the locked_down preset refuses
+	// to start and the others fall back to IsolationInProcess with a
+	// warning.
 	IsolationProcess Isolation = "process"
 	// IsolationInProcess runs plans in the server's own process.
-	IsolationInProcess Isolation = "in_process"
+	IsolationInProcess Isolation = "inprocess"
 )
+
+// Isolations lists every valid isolation level.
+var Isolations = []Isolation{IsolationProcess, IsolationInProcess}
 
 // Limits are the sandbox limits of one preset; every field can be
 // overridden under `vm:` in YAML. Fields tagged unit:"bytes" accept byte
@@ -117,7 +119,7 @@ var presetLimits = map[Name]Limits{
 		AllowLoops: false, AllowConsole: false, Regex: RegexNone, RegexTimeout: 0,
 		MaxLogBytes: 16 * kib, MaxResultBytes: 64 * kib, MemoryBytes: 64 * mib, MaxScriptBytes: 16 * kib,
 		MaxScriptLines: 500, MaxNestingDepth: 32, MaxStackDepth: 128,
-		Isolation: IsolationProcessRequired,
+		Isolation: IsolationProcess,
 	},
 	Secure: {
 		Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxConcurrency: 4,
@@ -207,6 +209,24 @@ type SearchConfig struct {
 type DescribeConfig struct {
 	// MaxDefinitions caps how many tools one describe call returns (default 10).
 	MaxDefinitions int `koanf:"maxDefinitions" json:"maxDefinitions"`
+}
+
+// SandboxConfig sizes the pool of sandboxed worker processes that runs
+// plans when vm.isolation is process.
+type SandboxConfig struct {
+	// PoolSize is the number of workers kept started and confined ahead of
+	// time (default 2).
+	PoolSize int `koanf:"poolSize" json:"poolSize"`
+	// MaxWorkers bounds the worker processes alive at once, warm, running
+	// and exiting (default 8). Runs beyond it wait.
+	MaxWorkers int `koanf:"maxWorkers" json:"maxWorkers"`
+	// QueueTimeout bounds how long a run waits for a worker before it ends
+	// with a timeout (default 5s).
+	QueueTimeout time.Duration `koanf:"queueTimeout" json:"queueTimeout"`
+	// Command is the absolute path of the executable started as a worker,
+	// e.g. the codecall-worker command; empty (the default) re-executes the
+	// server's own binary.
+	Command string `koanf:"command" json:"command,omitempty"`
 }
 
 // DirectCallsConfig controls codecall.invoke.
@@ -318,6 +338,8 @@ type Config struct {
 	Approval ApprovalConfig `koanf:"approval" json:"approval"`
 	// Upstreams are MCP servers CodeCall fronts (codecall serve).
 	Upstreams UpstreamsConfig `koanf:"upstreams" json:"upstreams,omitzero"`
+	// Sandbox sizes the worker pool of process isolation.
+	Sandbox SandboxConfig `koanf:"sandbox" json:"sandbox"`
 }
 
 // PolicyConfig selects the OPA/Rego policy. With no paths, CodeCall's
@@ -380,5 +402,6 @@ func Default() Config {
 		Policy:      PolicyConfig{Query: DefaultPolicyQuery},
 		Approval:    ApprovalConfig{Timeout: 2 * time.Minute, AllowSessionTrust: true},
 		Upstreams:   UpstreamsConfig{Separator: ".", Start: StartEager, StartTimeout: time.Minute},
+		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 8, QueueTimeout: 5 * time.Second},
 	}
 }

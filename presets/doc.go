@@ -70,7 +70,11 @@
 //	vm.maxNestingDepth       int      >= 1                         (preset)
 //	vm.maxStackDepth         int      >= 1                         (preset)
 //	vm.bannedIdentifiers     []string identifiers                  (empty)
-//	vm.isolation             string   process_required | process | in_process (preset)
+//	vm.isolation             string   process | inprocess           (preset)
+//	sandbox.poolSize         int      1..256; workers kept warm (default 2)
+//	sandbox.maxWorkers       int      poolSize..256; worker processes alive at once (default 8)
+//	sandbox.queueTimeout     duration > 0; longest wait for a worker (default 5s)
+//	sandbox.command          string   absolute path of the worker executable (default: the server's own binary)
 //	policy.paths             [path]   .rego modules, .json/.yaml data, directories; relative to the file (default empty: built-in policy)
 //	policy.query             string   the decision rule (default data.codecall.decision)
 //	policy.filterDiscovery   bool     hide tools the policy always denies from search and describe (default false)
@@ -110,7 +114,12 @@
 //	maxScriptLines   500               2000           4000            8000
 //	maxNestingDepth  32                48             64              96
 //	maxStackDepth    128               256            512             1024
-//	isolation        process_required  process        in_process      in_process
+//	isolation        process           process        inprocess       inprocess
+//
+// vm.isolation process runs each plan in a sandboxed worker process (Linux:
+// namespaces, an empty root, seccomp, rlimits); the sandbox keys size its
+// pool. Where the platform cannot start workers, locked_down refuses to
+// start and the other presets fall back to inprocess with a warning.
 //
 // # Values
 //

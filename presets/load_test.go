@@ -31,7 +31,7 @@ func TestPresetLimits(t *testing.T) {
 			Timeout: 2 * time.Second, MaxToolCalls: 20, MaxConcurrency: 2,
 			AllowLoops: false, AllowConsole: false, Regex: RegexNone, RegexTimeout: 0,
 			MaxLogBytes: 16384, MaxResultBytes: 65536, MemoryBytes: 67108864, MaxScriptBytes: 16384, MaxScriptLines: 500, MaxNestingDepth: 32, MaxStackDepth: 128,
-			Isolation: IsolationProcessRequired,
+			Isolation: IsolationProcess,
 		}},
 		{Secure, Limits{
 			Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxConcurrency: 4,
@@ -136,7 +136,7 @@ vm:
   maxNestingDepth: 12
   maxStackDepth: 99
   bannedIdentifiers: [fetch, XMLHttpRequest]
-  isolation: in_process
+  isolation: inprocess
 `,
 			check: func(t *testing.T, c Config) {
 				want := Limits{Timeout: 1500 * time.Millisecond, MaxToolCalls: 7, MaxConcurrency: 3,

@@ -2,6 +2,7 @@ package presets
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -92,6 +93,34 @@ func (c Config) issues() []issue {
 		add(root.field("approval").field("timeout"), "must be a positive duration such as \"2m\", got %v", c.Approval.Timeout)
 	}
 	out = append(out, c.Upstreams.issues(root.field("upstreams"))...)
+	out = append(out, c.Sandbox.issues(root.field("sandbox"))...)
+	return out
+}
+
+// maxSandboxWorkers caps sandbox.maxWorkers: each worker is a process with
+// its own runtime, and the pool is a bound, not a target.
+const maxSandboxWorkers = 256
+
+func (s SandboxConfig) issues(p keyPath) []issue {
+	var out []issue
+	switch {
+	case s.PoolSize < 1:
+		out = append(out, newIssue(p.field("poolSize"), "must be at least 1, got %d", s.PoolSize))
+	case s.PoolSize > maxSandboxWorkers:
+		out = append(out, newIssue(p.field("poolSize"), "must be at most %d, got %d", maxSandboxWorkers, s.PoolSize))
+	}
+	switch {
+	case s.MaxWorkers > maxSandboxWorkers:
+		out = append(out, newIssue(p.field("maxWorkers"), "must be at most %d, got %d", maxSandboxWorkers, s.MaxWorkers))
+	case s.MaxWorkers < s.PoolSize:
+		out = append(out, newIssue(p.field("maxWorkers"), "must be at least sandbox.poolSize (%d), got %d", s.PoolSize, s.MaxWorkers))
+	}
+	if s.QueueTimeout <= 0 {
+		out = append(out, newIssue(p.field("queueTimeout"), "must be positive, got %v", s.QueueTimeout))
+	}
+	if s.Command != "" && !filepath.IsAbs(s.Command) {
+		out = append(out, newIssue(p.field("command"), "must be an absolute path (a worker starts with an empty environment and no PATH), got %q", s.Command))
+	}
 	return out
 }
 
@@ -168,9 +197,8 @@ func (l Limits) issues(p keyPath) []issue {
 			out = append(out, newIssue(p.field("bannedIdentifiers").index(i), "%q is not a JavaScript identifier", id))
 		}
 	}
-	isolations := []Isolation{IsolationProcessRequired, IsolationProcess, IsolationInProcess}
-	if !slices.Contains(isolations, l.Isolation) {
-		add("isolation", "unknown isolation %q; allowed: %s", l.Isolation, list(isolations))
+	if !slices.Contains(Isolations, l.Isolation) {
+		add("isolation", "unknown isolation %q; allowed: %s", l.Isolation, list(Isolations))
 	}
 	return out
 }

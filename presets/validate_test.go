@@ -39,7 +39,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown mode", "mode: all\n", 1, "mode", `unknown mode "all"; allowed: codecall_only, codecall_opt_in, metadata_driven`},
 		{"unknown preset", "preset: fast\n", 1, "preset", `unknown preset "fast"; allowed: locked_down, secure, balanced, experimental`},
 		{"unknown regex", "vm: {regex: pcre}\n", 1, "vm.regex", `unknown regex mode "pcre"; allowed: none, literal, full`},
-		{"unknown isolation", "vm: {isolation: vm}\n", 1, "vm.isolation", `unknown isolation "vm"; allowed: process_required, process, in_process`},
+		{"unknown isolation", "vm: {isolation: vm}\n", 1, "vm.isolation", `unknown isolation "vm"; allowed: process, inprocess`},
 		{"policy query not under data", "policy: {query: codecall.decision}\n", 1, "policy.query", `must be a reference under data, e.g. "data.codecall.decision", got "codecall.decision"`},
 		{"policy query with a bad part", "policy: {query: data.code-call.decision}\n", 1, "policy.query", `"data.code-call.decision" is not a valid Rego reference: each part after "data." must be a name of letters, digits and underscores`},
 		{"empty policy path", "policy: {paths: ['']}\n", 1, "policy.paths[0]", "must name a .rego file, a data file or a directory, got an empty string"},
@@ -191,8 +191,15 @@ func TestValidate(t *testing.T) {
 		{"zero config", func(c *Config) { *c = Config{} }, []string{
 			"mode", "preset", "search.topK", "search.maxTopK", "describe.maxDefinitions",
 			"vm.timeout", "vm.maxToolCalls", "vm.maxConcurrency", "vm.regex",
-			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation", "policy.query", "approval.timeout",
+			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation",
+			"policy.query", "approval.timeout", "sandbox.poolSize", "sandbox.queueTimeout",
 		}},
+		{"sandbox", func(c *Config) {
+			c.Sandbox = SandboxConfig{PoolSize: 4, MaxWorkers: 2, QueueTimeout: -1, Command: "codecall-worker"}
+		},
+			[]string{"sandbox.maxWorkers", "sandbox.queueTimeout", "sandbox.command"}},
+		{"sandbox too large", func(c *Config) { c.Sandbox = SandboxConfig{PoolSize: 300, MaxWorkers: 300, QueueTimeout: 1} },
+			[]string{"sandbox.poolSize", "sandbox.maxWorkers"}},
 		{"banned identifiers", func(c *Config) { c.VM.BannedIdentifiers = []string{"ok", "", "a.b"} },
 			[]string{"vm.bannedIdentifiers[1]", "vm.bannedIdentifiers[2]"}},
 		{"mode", func(c *Config) { c.Mode = "x" }, []string{"mode"}},

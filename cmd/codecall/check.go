@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/codecall-go/codecall/gateway"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/staticcatalog"
 )
 
@@ -34,6 +36,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			if !checkPolicy(cfg, stdout) {
 				failed = true
 			}
+			line, ok := isolationLine(cfg)
+			fmt.Fprintf(stdout, "  isolation: %s\n", line)
+			failed = failed || !ok
 		}
 	}
 	if *catalogFile != "" {
@@ -64,14 +69,36 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 // would, and reports its files or its problems with file and line.
 func checkPolicy(cfg presets.Config, stdout io.Writer) bool {
 	if len(cfg.Policy.Paths) == 0 {
-		fmt.Fprintln(stdout, "policy: built-in default (read-only and explicitly non-destructive tools run; every other tool asks for approval)")
+		fmt.Fprintln(stdout, "  policy: built-in default (read-only and explicitly non-destructive tools run; every other tool asks for approval)")
 		return true
 	}
 	e, err := policy.LoadEngine(context.Background(), cfg.Policy.Paths, cfg.Policy.Query)
 	if err != nil {
-		fmt.Fprintf(stdout, "policy: invalid\n%v\n", err)
+		fmt.Fprintf(stdout, "  policy: invalid\n%v\n", err)
 		return false
 	}
-	fmt.Fprintf(stdout, "policy: ok (%d modules, query %s)\n", len(e.Files()), e.Query())
+	fmt.Fprintf(stdout, "  policy: ok (%d modules, query %s)\n", len(e.Files()), e.Query())
 	return true
+}
+
+// isolationLine says where plans would run under cfg on this host, by
+// starting one sandboxed worker when the config asks for process
+// isolation. It is not ok when locked_down could not start.
+func isolationLine(cfg presets.Config) (string, bool) {
+	if cfg.VM.Isolation != presets.IsolationProcess {
+		return "inprocess (as configured: plans run in the server's own process)", true
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts := []sandbox.Option{sandbox.WithLimits(cfg.VM), sandbox.WithLogger(quiet)}
+	if cfg.Sandbox.Command != "" {
+		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))
+	}
+	conf, err := sandbox.Check(context.Background(), opts...)
+	switch {
+	case err == nil:
+		return "process (" + conf.String() + ")", true
+	case cfg.Preset == presets.LockedDown:
+		return fmt.Sprintf("UNAVAILABLE: locked_down needs sandboxed worker processes and the server would refuse to start: %v", err), false
+	}
+	return fmt.Sprintf("inprocess (FALLBACK: vm.isolation is process, but sandboxed worker processes cannot start here: %v)", err), true
 }

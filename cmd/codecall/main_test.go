@@ -89,6 +89,15 @@ func TestCheckPolicy(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "policy: built-in default") {
 		t.Fatalf("no policy: code %d, output %s", code, out)
 	}
+	// The sample uses secure, whose plans run in worker processes: check
+	// says whether they can here, and a fallback is spelled out.
+	if !strings.Contains(out, "  isolation: process (namespaces ") && !strings.Contains(out, "  isolation: inprocess (FALLBACK: ") {
+		t.Errorf("check does not report the isolation:\n%s", out)
+	}
+	code, out, _ = runCLI(t, "check", "--config", writeFile(t, "codecall.yaml", "preset: balanced\n"))
+	if code != 0 || !strings.Contains(out, "  isolation: inprocess (as configured") {
+		t.Errorf("check on balanced: %d\n%s", code, out)
+	}
 }
 
 func TestCheckCatalog(t *testing.T) {

@@ -1,0 +1,29 @@
+package sandbox
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkSpawn measures a worker's start-up, from spawn to ready (the
+// sandbox applied), one at a time.
+func BenchmarkSpawn(b *testing.B) {
+	p := newTestPool(b, WithSize(1))
+	args := p.args()
+	var ds []time.Duration
+	for b.Loop() {
+		w, err := spawn(context.Background(), "/proc/self/exe", args, env(), DefaultReadyTimeout)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, w.ready)
+		w.kill("benchmark")
+		w.reap(exitGrace)
+	}
+	b.StopTimer()
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "ready-p50-ms")
+	b.ReportMetric(float64(ds[int(0.95*float64(len(ds)-1))].Microseconds())/1000, "ready-p95-ms")
+}

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Confinement is what a worker applied to itself before it took its plan,
+// as it reports it. Every field is a wall: a false one is a wall this
+// kernel did not offer.
+type Confinement struct {
+	// Namespaces the worker runs in, of user, pid, net, mount, ipc, uts.
+	Namespaces []string `json:"namespaces"`
+	// EmptyRoot is set when the worker's root is an empty, read-only file
+	// system: no file of the host can be named.
+	EmptyRoot bool `json:"emptyRoot"`
+	// Landlock is set when a Landlock ruleset denies every file access.
+	Landlock bool `json:"landlock"`
+	// NoNewPrivs is set when the worker can never gain privileges by exec.
+	NoNewPrivs bool `json:"noNewPrivs"`
+	// Seccomp is set when the system-call allowlist is in force.
+	Seccomp bool `json:"seccomp"`
+	// CapabilitiesDropped is set when the worker holds no capability, even
+	// in its own user namespace.
+	CapabilitiesDropped bool `json:"capabilitiesDropped"`
+	// AddressSpaceBytes is RLIMIT_AS, the kernel's cap on the worker's
+	// memory (0: none).
+	AddressSpaceBytes int64 `json:"addressSpaceBytes"`
+	// CPUSeconds is RLIMIT_CPU (0: none).
+	CPUSeconds int64 `json:"cpuSeconds"`
+	// OpenFiles is RLIMIT_NOFILE.
+	OpenFiles int64 `json:"openFiles"`
+}
+
+// workerLimits are the kernel limits a worker sets on itself, passed on its
+// command line (they are the server's configuration, not the plan's).
+type workerLimits struct {
+	addressSpace int64 // RLIMIT_AS in bytes; 0 leaves it alone
+	cpuSeconds   int64 // RLIMIT_CPU; 0 leaves it alone
+	memoryBytes  int64 // the Go runtime's soft memory limit (debug.SetMemoryLimit); 0 leaves it alone
+	// serverNS are the server's namespace identities by kind, to tell
+	// which namespaces the worker does not share.
+	serverNS map[string]string
+}
+
+func (l workerLimits) args() []string {
+	out := []string{
+		"as=" + strconv.FormatInt(l.addressSpace, 10),
+		"cpu=" + strconv.FormatInt(l.cpuSeconds, 10),
+		"mem=" + strconv.FormatInt(l.memoryBytes, 10),
+	}
+	for k, v := range l.serverNS {
+		out = append(out, "ns."+k+"="+v)
+	}
+	return out
+}
+
+func parseWorkerArgs(args []string) workerLimits {
+	l := workerLimits{serverNS: map[string]string{}}
+	for _, a := range args {
+		k, v, _ := strings.Cut(a, "=")
+		if kind, ok := strings.CutPrefix(k, "ns."); ok {
+			l.serverNS[kind] = v
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "as":
+			l.addressSpace = n
+		case "cpu":
+			l.cpuSeconds = n
+		case "mem":
+			l.memoryBytes = n
+		}
+	}
+	return l
+}

@@ -1,0 +1,43 @@
+// Package sandbox runs CodeCall plans in sandboxed worker processes, one
+// plan per process, so that the operating system, not the JavaScript
+// runtime, is the wall around untrusted code.
+//
+// # The worker
+//
+// A worker is the running binary re-executed (or the executable named by
+// WithCommand, such as cmd/codecall-worker) with a marker argument. This
+// package's init function calls Main, which sees the marker and runs the
+// worker instead of the program, so any binary that imports the package,
+// directly or through package middleware, serves as its own worker.
+//
+// The server starts a worker in new user, pid, net, mount, ipc and uts
+// namespaces, in its own process group, killed if the server dies. Before
+// it reads anything from the server, the worker closes inherited
+// descriptors, replaces its root with an empty read-only tmpfs, applies
+// Landlock deny-all where available, sets rlimits (address space, CPU
+// time, no files, no core dumps), drops its capabilities where the binary
+// allows it (CGO_ENABLED=0), and installs a seccomp allowlist with
+// no_new_privs: no file, socket, exec or fork. It then reports ready with
+// what it applied (Confinement).
+//
+// # The bridge
+//
+// Server and worker exchange length-prefixed JSON frames over the worker's
+// standard input and output, with a size cap checked before reading. The
+// server sends one run (script, validation rules, limits, context); the
+// worker validates the script again, runs it with package vm, and turns
+// every callTool, getTool, mcpLog and mcpNotify into a frame that the
+// server answers through the vm.Host it was given, so every tool call goes
+// through CodeCall's gate. Only plain JSON values cross.
+//
+// # Limits and the pool
+//
+// The server kills a worker that outlives its run's timeout, breaks the
+// protocol, or lingers after its result; any end without a result becomes
+// a timeout or limit_exceeded result with the cause. A Pool keeps workers
+// started ahead of time, bounds the processes alive at once, queues runs
+// beyond that for at most a queue timeout, and replaces each worker after
+// its one run. New fails when the platform cannot start workers (not
+// Linux, namespaces refused), which is how callers decide to refuse or
+// fall back.
+package sandbox

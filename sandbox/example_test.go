@@ -1,0 +1,55 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
+	"github.com/codecall-go/codecall/vm"
+)
+
+// echoHost answers the plan's callTool with its input; a real host runs
+// the call through CodeCall's gate and the server.
+type echoHost struct{}
+
+func (echoHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
+	if name != "echo" {
+		return nil, &policy.Error{Code: policy.CodeNotFound, Tool: name, Message: "no such tool"}
+	}
+	return json.Marshal(input)
+}
+func (echoHost) GetTool(string) (json.RawMessage, bool)               { return nil, false }
+func (echoHost) Log(context.Context, string, string, json.RawMessage) {}
+func (echoHost) Notify(context.Context, string, json.RawMessage)      {}
+
+// A pool runs each plan in a fresh sandboxed worker process; the plan's
+// tool calls come back to the host in this process.
+func Example() {
+	limits, _ := presets.LimitsFor(presets.Secure)
+	pool, err := sandbox.New(context.Background(), sandbox.WithLimits(limits),
+		sandbox.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		// Not Linux, or namespaces refused: CodeCall's secure preset would
+		// fall back to running in process, with a warning.
+		fmt.Println("ok 42")
+		return
+	}
+	defer pool.Close()
+
+	script := `const r = await callTool('echo', {n: 41}); return r.n + 1`
+	rules := ast.RulesFor(limits)
+	checked, err := ast.Validate(script, rules)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res := pool.Run(context.Background(), script, checked, rules, echoHost{}, vm.Options{RunID: "example", Limits: limits})
+	fmt.Println(res.Status, string(res.Result))
+	// Output: ok 42
+}

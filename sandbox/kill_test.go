@@ -1,0 +1,92 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/vm"
+)
+
+// TestWorkerKilledFromOutside kills every worker process while a plan
+// waits on a tool: the run ends with limit_exceeded, the pool replaces the
+// dead warm workers, and the next plan works.
+func TestWorkerKilledFromOutside(t *testing.T) {
+	p := newTestPool(t)
+	killed := make(chan []int, 1)
+	host := &testHost{}
+	go func() {
+		// Once the plan waits in its tool call, its worker is running.
+		for deadline := time.Now().Add(20 * time.Second); host.sleeping.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		var pids []int
+		for pid := range children(t) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			pids = append(pids, pid)
+		}
+		killed <- pids
+	}()
+	res := run(t, p, host, "await callTool('sleep', {}); return 1", limits(t))
+	// The warm workers died too; once they are reaped the pool knows.
+	pids := <-killed
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		kids, gone := children(t), true
+		for _, pid := range pids {
+			if _, ok := kids[pid]; ok {
+				gone = false
+			}
+		}
+		if gone {
+			break
+		}
+	}
+	if res.Status != vm.StatusLimitExceeded || res.Error == nil || !strings.Contains(res.Error.Message, "killed from outside") {
+		t.Fatalf("status %s %+v, want limit_exceeded (killed from outside)", res.Status, res.Error)
+	}
+	if len(res.ToolTrace) != 1 || res.ToolTrace[0].ToolName != "sleep" {
+		t.Errorf("the server's own trace of the dead run: %+v", res.ToolTrace)
+	}
+	if got := run(t, p, &testHost{}, "return 2", limits(t)); got.Status != vm.StatusOK {
+		t.Fatalf("next run: %s %+v", got.Status, got.Error)
+	}
+	if k := p.Stats().Kills; k["killed"] != 1 {
+		t.Errorf("kills %v", k)
+	}
+}
+
+// TestKernelMemoryCap gives the runtime's own memory budget no say (16 GiB)
+// and lets the kernel's cap on the worker (RLIMIT_AS from a 64 MiB pool
+// budget) stop a plan that keeps what it allocates.
+func TestKernelMemoryCap(t *testing.T) {
+	if raceEnabled {
+		t.Skip("RLIMIT_AS is not set in race-detector builds (their shadow memory needs terabytes of address space)")
+	}
+	pl, _ := presets.LimitsFor(presets.Balanced)
+	pl.MemoryBytes = 64 << 20
+	pl.Timeout = 30 * time.Second
+	p := newTestPool(t, WithLimits(pl))
+	l := pl
+	l.MemoryBytes = 16 << 30
+	script := "const keep = []; for (;;) keep.push('x'.repeat(1 << 24) + keep.length)"
+	rules := ast.RulesFor(l)
+	checked, err := ast.Validate(script, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := p.Run(context.Background(), script, checked, rules, &testHost{}, vm.Options{RunID: "m", Limits: l, Context: json.RawMessage(`{}`)})
+	if res.Status != vm.StatusLimitExceeded || res.Error == nil || res.Error.Limit != vm.LimitMemory {
+		t.Fatalf("status %s %+v, want limit_exceeded memoryBytes", res.Status, res.Error)
+	}
+	t.Logf("%s", res.Error.Message)
+	if got := run(t, p, &testHost{}, "return 2", limits(t)); got.Status != vm.StatusOK {
+		t.Fatalf("next run: %s %+v", got.Status, got.Error)
+	}
+}

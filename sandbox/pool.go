@@ -1,0 +1,476 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/vm"
+)
+
+// Defaults of a Pool.
+const (
+	DefaultPoolSize     = 2
+	DefaultQueueTimeout = 5 * time.Second
+	// DefaultReadyTimeout bounds a worker's start-up, from spawn to ready.
+	DefaultReadyTimeout = 10 * time.Second
+	// killGrace is how long past its timeout a run may go before its worker
+	// is killed: the runtime in the worker stops the plan at the deadline
+	// by itself, and the kill is for a plan stuck where it cannot.
+	killGrace = time.Second
+	// exitGrace is how long a worker may take to exit after its result.
+	exitGrace = 2 * time.Second
+)
+
+// Pool runs plans in sandboxed worker processes, one plan per process. It
+// keeps a few workers started and confined ahead of time (warm), refills
+// in the background, bounds how many processes live at once, and queues
+// runs beyond that for at most a queue timeout. Its Run has the signature
+// of meta.Runner. A Pool is safe for concurrent use; Close stops it.
+type Pool struct {
+	cfg poolConfig
+	log *slog.Logger
+
+	warm  chan *worker
+	slots chan struct{} // one token per live worker process
+	ctx   context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+
+	need     chan struct{} // wakes the spawners
+	mu       sync.Mutex
+	starting int // workers being spawned for the warm channel
+
+	conf      Confinement
+	st        stats
+	closeOnce sync.Once
+}
+
+type poolConfig struct {
+	size         int
+	maxWorkers   int
+	queueTimeout time.Duration
+	readyTimeout time.Duration
+	command      string
+	limits       presets.Limits
+	logger       *slog.Logger
+	marker       string // argv[1] of a worker; tests start misbehaving workers with their own
+}
+
+// Option configures New.
+type Option func(*poolConfig)
+
+// WithSize sets how many workers are kept warm (default DefaultPoolSize).
+func WithSize(n int) Option { return func(c *poolConfig) { c.size = n } }
+
+// WithMaxWorkers bounds the worker processes alive at once, warm and
+// running (default twice the pool size). Runs beyond it wait in a queue.
+func WithMaxWorkers(n int) Option { return func(c *poolConfig) { c.maxWorkers = n } }
+
+// WithQueueTimeout bounds how long a run waits for a worker before it ends
+// with a timeout (default DefaultQueueTimeout).
+func WithQueueTimeout(d time.Duration) Option { return func(c *poolConfig) { c.queueTimeout = d } }
+
+// WithLimits sets the limits the workers' kernel caps derive from: the
+// address space is memoryBytes plus what the Go runtime reserves, the CPU
+// time is the timeout rounded up plus one second. Runs under larger limits
+// still run, capped by these. The default is the secure preset's.
+func WithLimits(l presets.Limits) Option { return func(c *poolConfig) { c.limits = l } }
+
+// WithCommand sets the executable started as a worker (default the running
+// binary, /proc/self/exe). It must call Main before anything else, which
+// every binary importing this package does.
+func WithCommand(path string) Option { return func(c *poolConfig) { c.command = path } }
+
+// WithLogger sets the logger for spawns, kills and refusals (default
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *poolConfig) { c.logger = l } }
+
+// New starts a pool. It starts one worker before it returns, so an error
+// says the platform cannot run sandboxed workers, and why.
+func New(ctx context.Context, opts ...Option) (*Pool, error) {
+	limits, _ := presets.LimitsFor(presets.Secure)
+	cfg := poolConfig{size: DefaultPoolSize, queueTimeout: DefaultQueueTimeout, readyTimeout: DefaultReadyTimeout,
+		command: "/proc/self/exe", limits: limits, marker: workerArg}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.size < 1 {
+		return nil, fmt.Errorf("sandbox: pool size must be at least 1, got %d", cfg.size)
+	}
+	if cfg.maxWorkers == 0 {
+		cfg.maxWorkers = 2 * cfg.size
+	}
+	if cfg.maxWorkers < cfg.size {
+		return nil, fmt.Errorf("sandbox: maxWorkers (%d) must be at least the pool size (%d)", cfg.maxWorkers, cfg.size)
+	}
+	if cfg.queueTimeout <= 0 {
+		return nil, fmt.Errorf("sandbox: queue timeout must be positive, got %v", cfg.queueTimeout)
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.Default()
+	}
+	p := &Pool{cfg: cfg, log: cfg.logger, warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers),
+		need: make(chan struct{}, 2)}
+	p.ctx, p.stop = context.WithCancel(context.Background())
+
+	p.slots <- struct{}{}
+	w, err := p.spawn(ctx)
+	if err != nil {
+		<-p.slots
+		p.stop()
+		return nil, err
+	}
+	p.conf = w.conf
+	p.warm <- w
+	spawners := min(cfg.size, 2)
+	for range spawners {
+		p.wg.Add(1)
+		go p.refill()
+	}
+	p.log.Info("codecall: sandbox pool started", "size", cfg.size, "maxWorkers", cfg.maxWorkers,
+		"spawnMs", ms(w.ready), "namespaces", w.conf.Namespaces, "seccomp", w.conf.Seccomp, "landlock", w.conf.Landlock,
+		"addressSpaceBytes", w.conf.AddressSpaceBytes)
+	return p, nil
+}
+
+// Confinement returns what the pool's first worker reported applying.
+func (p *Pool) Confinement() Confinement { return p.conf }
+
+// Close stops refilling, kills the warm workers and waits for the running
+// ones to end (each ends by its own deadline at the latest).
+func (p *Pool) Close() error {
+	p.closeOnce.Do(func() {
+		p.stop()
+		p.wg.Wait()
+	drain:
+		for {
+			select {
+			case w := <-p.warm:
+				w.kill("pool closed")
+				p.retire(w)
+			default:
+				break drain
+			}
+		}
+		// Every slot comes back when the last worker has been reaped.
+		for range cap(p.slots) {
+			p.slots <- struct{}{}
+		}
+	})
+	return nil
+}
+
+func (p *Pool) args() []string {
+	// The runtime's soft limit sits well above the budget: the run's own
+	// heap watchdog enforces the budget, and a soft limit at the budget
+	// would have the collector spin instead of letting the watchdog see
+	// the overrun.
+	l := workerLimits{serverNS: serverNamespaces()}
+	if p.cfg.limits.MemoryBytes > 0 {
+		l.memoryBytes = 2*p.cfg.limits.MemoryBytes + 64<<20
+	}
+	if p.cfg.limits.MemoryBytes > 0 && !raceEnabled {
+		l.addressSpace = p.cfg.limits.MemoryBytes + addressReserve
+	}
+	if p.cfg.limits.Timeout > 0 {
+		l.cpuSeconds = int64((p.cfg.limits.Timeout+killGrace)/time.Second) + 1
+	}
+	return append([]string{p.cfg.marker}, l.args()...)
+}
+
+// env is the worker's whole environment: the time zone, which is no
+// secret and keeps Date's local time the same as in process, and a cap on
+// the C library's malloc arenas (cgo binaries), each of which reserves
+// 64 MiB of the worker's address space.
+func env() []string {
+	e := []string{"MALLOC_ARENA_MAX=1"}
+	if tz, ok := os.LookupEnv("TZ"); ok {
+		e = append(e, "TZ="+tz)
+	}
+	return e
+}
+
+// spawn starts one worker; the caller holds a slot for it.
+func (p *Pool) spawn(ctx context.Context) (*worker, error) {
+	w, err := spawn(ctx, p.cfg.command, p.args(), env(), p.cfg.readyTimeout)
+	if err != nil {
+		p.st.spawnFailures.Add(1)
+		return nil, err
+	}
+	p.st.spawned.Add(1)
+	p.st.spawnNanos.Add(int64(w.ready))
+	p.log.Debug("codecall: sandbox worker ready", "pid", w.pid, "spawnMs", ms(w.ready))
+	return w, nil
+}
+
+// refill keeps the pool at its size: it spawns while the warm workers and
+// those starting are fewer than the size, within the bound on live
+// processes, and otherwise waits to be told a worker was taken.
+func (p *Pool) refill() {
+	defer p.wg.Done()
+	backoff := 10 * time.Millisecond
+	for {
+		if !p.reserve() {
+			select {
+			case <-p.need:
+				continue
+			case <-p.ctx.Done():
+				return
+			}
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-p.ctx.Done():
+			p.unreserve()
+			return
+		}
+		w, err := p.spawn(p.ctx)
+		if err != nil {
+			<-p.slots
+			p.unreserve()
+			if p.ctx.Err() != nil {
+				return
+			}
+			p.log.Warn("codecall: sandbox worker failed to start; retrying", "error", err, "retryIn", backoff)
+			select {
+			case <-time.After(backoff):
+			case <-p.ctx.Done():
+				return
+			}
+			backoff = min(2*backoff, 2*time.Second)
+			continue
+		}
+		backoff = 10 * time.Millisecond
+		p.warm <- w // room was reserved
+		p.unreserve()
+	}
+}
+
+// reserve claims a place for one more warm worker, if the pool is short.
+func (p *Pool) reserve() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.warm)+p.starting >= p.cfg.size {
+		return false
+	}
+	p.starting++
+	return true
+}
+
+func (p *Pool) unreserve() {
+	p.mu.Lock()
+	p.starting--
+	p.mu.Unlock()
+}
+
+// wake tells the spawners the pool may be short.
+func (p *Pool) wake() {
+	for range cap(p.need) {
+		select {
+		case p.need <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// retire reaps a worker in the background and gives its slot back.
+func (p *Pool) retire(w *worker) {
+	go func() {
+		w.reap(exitGrace)
+		<-p.slots
+	}()
+}
+
+// acquire takes a warm worker, waiting at most the queue timeout.
+func (p *Pool) acquire(ctx context.Context) (*worker, time.Duration, error) {
+	start := time.Now()
+	t := time.NewTimer(p.cfg.queueTimeout)
+	defer t.Stop()
+	p.st.queued.Add(1)
+	defer p.st.queued.Add(-1)
+	for {
+		select {
+		case w := <-p.warm:
+			p.wake()
+			if !w.alive() {
+				p.st.kills("died while warm")
+				p.retire(w)
+				continue
+			}
+			wait := time.Since(start)
+			p.st.queueNanos.Add(int64(wait))
+			return w, wait, nil
+		case <-t.C:
+			return nil, time.Since(start), errQueueTimeout
+		case <-ctx.Done():
+			return nil, time.Since(start), ctx.Err()
+		case <-p.ctx.Done():
+			return nil, time.Since(start), errClosed
+		}
+	}
+}
+
+var (
+	errQueueTimeout = errors.New("queue timeout")
+	errClosed       = errors.New("the sandbox pool is closed")
+)
+
+// Run runs a plan in a fresh worker and returns its result. The worker
+// validates script against rules again before it runs it (checked is the
+// server's own validation, which a worker does not take on trust). Every
+// callTool, getTool, mcpLog and mcpNotify of the plan is answered by host,
+// in this process. A worker that outlives the run's timeout is killed; a
+// worker that dies is reported as timeout or limit_exceeded.
+func (p *Pool) Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
+	start := time.Now()
+	req := &runRequest{Script: script, Rules: rules, Context: opts.Context,
+		Options: runOptions{RunID: opts.RunID, Limits: opts.Limits}}
+	for attempt := 1; ; attempt++ {
+		w, wait, err := p.acquire(ctx)
+		if err != nil {
+			return p.refused(err, opts, start)
+		}
+		if wait > 10*time.Millisecond {
+			p.log.Debug("codecall: run waited for a sandbox worker", "runId", opts.RunID, "waitMs", ms(wait))
+		}
+		if err := w.send(&message{T: msgRun, Run: req}); err != nil {
+			// The worker died after it was checked: nothing of the plan
+			// reached it, so another worker may take the run.
+			p.st.kills("died while warm")
+			w.kill("died while warm")
+			p.retire(w)
+			if attempt < 3 {
+				continue
+			}
+			return p.refused(fmt.Errorf("sandbox workers keep dying before they take a plan: %w", err), opts, start)
+		}
+		res := p.runOn(ctx, w, req, host, start)
+		p.retire(w)
+		return res
+	}
+}
+
+// refused is the result of a run that found no worker.
+func (p *Pool) refused(err error, opts vm.Options, start time.Time) *vm.Result {
+	res := &vm.Result{Status: vm.StatusTimeout, RunID: opts.RunID, ToolTrace: []vm.TraceEntry{},
+		Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}}
+	switch {
+	case errors.Is(err, errQueueTimeout):
+		p.st.queueTimeouts.Add(1)
+		p.log.Warn("codecall: no sandbox worker free within the queue timeout", "runId", opts.RunID, "queueTimeout", p.cfg.queueTimeout,
+			"waiting", p.st.queued.Load())
+		res.Error = &vm.ErrorInfo{Message: fmt.Sprintf("the server is busy: no sandbox worker became free within %v; try again shortly", p.cfg.queueTimeout)}
+	case errors.Is(err, errClosed):
+		res.Status = vm.StatusIllegalAccess
+		res.Error = &vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the server is shutting down: its sandbox workers are stopped"}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		res.Error = &vm.ErrorInfo{Message: "the request was cancelled while it waited for a sandbox worker"}
+	default:
+		res.Status = vm.StatusLimitExceeded
+		res.Error = &vm.ErrorInfo{Limit: LimitWorker, Message: err.Error()}
+	}
+	return res
+}
+
+// Stats are a pool's counters since it started.
+type Stats struct {
+	// Warm is the number of workers ready now.
+	Warm int `json:"warm"`
+	// Live is the number of worker processes alive or being reaped now.
+	Live int `json:"live"`
+	// Spawned counts workers that became ready; SpawnFailures those that
+	// did not.
+	Spawned       int64 `json:"spawned"`
+	SpawnFailures int64 `json:"spawnFailures"`
+	// MeanSpawnMs is the mean time from spawn to ready.
+	MeanSpawnMs float64 `json:"meanSpawnMs"`
+	// Queued is the number of runs waiting for a worker now;
+	// QueueTimeouts counts runs that gave up waiting.
+	Queued        int64 `json:"queued"`
+	QueueTimeouts int64 `json:"queueTimeouts"`
+	// Kills counts workers killed or lost, by cause.
+	Kills map[string]int64 `json:"kills"`
+}
+
+type stats struct {
+	spawned, spawnFailures, spawnNanos, queueNanos, queued, queueTimeouts atomic.Int64
+	mu                                                                    sync.Mutex
+	killed                                                                map[string]int64
+}
+
+func (s *stats) kills(cause string) {
+	s.mu.Lock()
+	if s.killed == nil {
+		s.killed = map[string]int64{}
+	}
+	s.killed[cause]++
+	s.mu.Unlock()
+}
+
+// Stats returns the pool's counters.
+func (p *Pool) Stats() Stats {
+	s := Stats{Warm: len(p.warm), Live: len(p.slots), Spawned: p.st.spawned.Load(), SpawnFailures: p.st.spawnFailures.Load(),
+		Queued: p.st.queued.Load(), QueueTimeouts: p.st.queueTimeouts.Load(), Kills: map[string]int64{}}
+	if s.Spawned > 0 {
+		s.MeanSpawnMs = ms(time.Duration(p.st.spawnNanos.Load() / s.Spawned))
+	}
+	p.st.mu.Lock()
+	for k, v := range p.st.killed {
+		s.Kills[k] = v
+	}
+	p.st.mu.Unlock()
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Check starts one worker, as New does, and stops it again. It reports
+// what a worker applies to itself on this host, or why none can start.
+func Check(ctx context.Context, opts ...Option) (Confinement, error) {
+	p, err := New(ctx, append(opts, WithSize(1), WithMaxWorkers(1))...)
+	if err != nil {
+		return Confinement{}, err
+	}
+	defer p.Close()
+	return p.Confinement(), nil
+}
+
+// String describes a confinement in one line.
+func (c Confinement) String() string {
+	var parts []string
+	parts = append(parts, "namespaces "+strings.Join(c.Namespaces, ","))
+	yes := func(ok bool, name string) {
+		if ok {
+			parts = append(parts, name)
+		} else {
+			parts = append(parts, "no "+name)
+		}
+	}
+	if c.EmptyRoot {
+		parts = append(parts, "empty root")
+	} else {
+		parts = append(parts, "host file system visible")
+	}
+	yes(c.Seccomp, "seccomp")
+	yes(c.NoNewPrivs, "no_new_privs")
+	yes(c.Landlock, "landlock")
+	yes(c.CapabilitiesDropped, "capability drop")
+	if c.AddressSpaceBytes > 0 {
+		parts = append(parts, fmt.Sprintf("address space cap %d MiB", c.AddressSpaceBytes>>20))
+	} else {
+		parts = append(parts, "no address space cap")
+	}
+	if c.CPUSeconds > 0 {
+		parts = append(parts, fmt.Sprintf("CPU cap %d s", c.CPUSeconds))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,142 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/vm"
+)
+
+// testHost answers a plan's calls: echo returns its input, fail fails with
+// a policy error, sleep waits for its context.
+type testHost struct {
+	sleeping atomic.Int32 // sleep calls started
+
+	mu    sync.Mutex
+	calls []string
+	logs  []string
+}
+
+func (h *testHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
+	h.mu.Lock()
+	h.calls = append(h.calls, name)
+	h.mu.Unlock()
+	switch name {
+	case "echo":
+		return json.Marshal(input)
+	case "sleep":
+		h.sleeping.Add(1)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return nil, &policy.Error{Code: policy.CodeNotFound, Tool: name, Message: "no tool " + name}
+}
+
+func (h *testHost) GetTool(name string) (json.RawMessage, bool) {
+	if name == "echo" {
+		return json.RawMessage(`{"name":"echo","description":"Echo.","appId":"t","inputSchema":{"type":"object"}}`), true
+	}
+	return nil, false
+}
+
+func (h *testHost) Log(ctx context.Context, level, message string, data json.RawMessage) {
+	h.mu.Lock()
+	h.logs = append(h.logs, level+":"+message)
+	h.mu.Unlock()
+}
+
+func (h *testHost) Notify(ctx context.Context, event string, payload json.RawMessage) {
+	h.mu.Lock()
+	h.logs = append(h.logs, "notify:"+event)
+	h.mu.Unlock()
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newTestPool starts a pool or skips the test where the kernel refuses the
+// worker's namespaces.
+func newTestPool(t testing.TB, opts ...Option) *Pool {
+	t.Helper()
+	p, err := New(context.Background(), append([]Option{WithLogger(quietLogger())}, opts...)...)
+	if err != nil {
+		if !supported || strings.Contains(err.Error(), "refused new namespaces") {
+			t.Skipf("sandbox workers are not available here: %v", err)
+		}
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func limits(t testing.TB) presets.Limits {
+	l, _ := presets.LimitsFor(presets.Secure)
+	return l
+}
+
+// run validates script under the secure rules and runs it in p.
+func run(t testing.TB, p *Pool, host vm.Host, script string, l presets.Limits) *vm.Result {
+	t.Helper()
+	rules := ast.RulesFor(l)
+	checked, err := ast.Validate(script, rules)
+	if err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	return p.Run(context.Background(), script, checked, rules, host, vm.Options{RunID: "r1", Limits: l, Context: json.RawMessage(`{"user":"ada"}`)})
+}
+
+func TestRun(t *testing.T) {
+	p := newTestPool(t)
+	tests := []struct {
+		name, script string
+		status       vm.Status
+		result       string
+	}{
+		{"trivial", "return 1+1", vm.StatusOK, "2"},
+		{"context", "return codecallContext.user", vm.StatusOK, `"ada"`},
+		{"tool", "const r = await callTool('echo', {a: 1}); return r.a", vm.StatusOK, "1"},
+		{"parallel", "const rs = await Promise.all([1,2,3].map(i => callTool('echo', {i}))); return rs.map(r => r.i)", vm.StatusOK, "[1,2,3]"},
+		{"getTool", "return getTool('echo').name", vm.StatusOK, `"echo"`},
+		{"getTool-missing", "return getTool('nope')", vm.StatusOK, "null"},
+		{"tool-error", "try { await callTool('nope', {}) } catch (e) { return e.code }", vm.StatusOK, `"NOT_FOUND"`},
+		{"uncaught-tool-error", "await callTool('nope', {}); return 1", vm.StatusToolError, ""},
+		{"runtime-error", "null.x", vm.StatusRuntimeError, ""},
+		{"log", "mcpLog('info', 'hi'); console.log('x'); return 1", vm.StatusOK, "1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, p, &testHost{}, tc.script, limits(t))
+			if res.Status != tc.status {
+				t.Fatalf("status %s, want %s: %+v", res.Status, tc.status, res.Error)
+			}
+			if tc.result != "" && string(res.Result) != tc.result {
+				t.Errorf("result %s, want %s", res.Result, tc.result)
+			}
+			if res.RunID != "r1" {
+				t.Errorf("runId %q", res.RunID)
+			}
+		})
+	}
+}
+
+func TestTimeoutKillsWorker(t *testing.T) {
+	p := newTestPool(t)
+	l := limits(t)
+	l.Timeout = 300 * time.Millisecond
+	res := run(t, p, &testHost{}, "await callTool('sleep', {}); return 1", l)
+	if res.Status != vm.StatusTimeout && res.Status != vm.StatusToolError {
+		t.Fatalf("status %s: %+v", res.Status, res.Error)
+	}
+	if got := run(t, p, &testHost{}, "return 2", limits(t)); got.Status != vm.StatusOK {
+		t.Fatalf("next run: %s %+v", got.Status, got.Error)
+	}
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// supported says whether this platform can run sandbox workers at all.
+const supported = false
+
+func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+func confine(workerLimits) (Confinement, error) {
+	return Confinement{}, errors.New("sandbox workers need Linux")
+}
+
+func serverNamespaces() map[string]string { return nil }
+
+func killedBy(*os.ProcessState) (xcpu, sigkill bool) { return false, false }

@@ -1,0 +1,264 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/vm"
+)
+
+// workerArg is argv[1] of a worker process. It is an argument, not an
+// environment variable: a worker's environment is empty, and CODECALL_
+// variables are configuration.
+const workerArg = "-codecall-sandbox-worker"
+
+// Main turns the process into a sandbox worker when it was started as one,
+// and returns at once otherwise. A worker confines itself, runs one plan
+// and exits; Main never returns in a worker.
+//
+// Package sandbox calls Main from its init function, so every binary that
+// imports it (directly, or through package middleware) can serve as its
+// own worker: the worker path ends before main runs. Call Main yourself,
+// first thing in main, only in a binary that is named as the worker
+// command (WithCommand) and does not import this package's importers.
+func Main() {
+	if len(os.Args) < 2 || os.Args[1] != workerArg {
+		return
+	}
+	// syscall.Exit ends the process at once: a worker has nothing to flush,
+	// and in race-detector builds os.Exit would wait a second in the
+	// detector's exit hook while the worker holds a slot of the pool.
+	syscall.Exit(serveWorker(os.Stdin, os.Stdout))
+}
+
+func init() { Main() }
+
+// serveWorker confines the process, reports ready, runs one plan and
+// reports its result. It returns the exit code.
+func serveWorker(in io.Reader, out io.Writer) int {
+	conf, err := confine(parseWorkerArgs(os.Args[2:]))
+	if err != nil {
+		// The parent reads stderr to explain the failure; it never sends a
+		// plan to a worker that did not report ready.
+		fmt.Fprintf(os.Stderr, "codecall sandbox: cannot confine the worker: %v\n", err)
+		return 3
+	}
+	prewarm()
+	w := &workerConn{out: bufio.NewWriterSize(out, 64<<10), pending: map[uint64]chan *message{}}
+	if err := w.send(&message{T: msgReady, Confinement: &conf}); err != nil {
+		return 4
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
+	first, err := readFrame(r, maxFrameToWorker)
+	if err != nil || first.T != msgRun || first.Run == nil {
+		return 5
+	}
+	go w.readReplies(r)
+	res := runPlan(context.Background(), first.Run, w)
+	if err := w.send(&message{T: msgResult, Result: res}); err != nil {
+		return 6
+	}
+	return 0
+}
+
+// prewarm validates and runs a small plan of its own before the worker
+// reports ready, so the first touch of the parser's, the runtime's and the
+// heap's pages is paid while the worker waits in the pool, not by the
+// request that takes it.
+func prewarm() {
+	limits, _ := presets.LimitsFor(presets.Balanced)
+	const script = "const r = [1, 2, 3].map(x => ({x, s: String(x)})); console.log(JSON.stringify(r)); return r.length"
+	checked, err := ast.Validate(script, ast.RulesFor(limits))
+	if err != nil {
+		return
+	}
+	vm.Run(context.Background(), checked, idleHost{}, vm.Options{RunID: "prewarm", Limits: limits, Context: json.RawMessage(`{}`)})
+}
+
+// idleHost answers the prewarm plan, which calls nothing.
+type idleHost struct{}
+
+func (idleHost) CallTool(context.Context, string, map[string]any) (json.RawMessage, error) {
+	return nil, errors.New("no tools while prewarming")
+}
+func (idleHost) GetTool(string) (json.RawMessage, bool)               { return nil, false }
+func (idleHost) Log(context.Context, string, string, json.RawMessage) {}
+func (idleHost) Notify(context.Context, string, json.RawMessage)      {}
+
+// runPlan validates and runs the plan of one request.
+func runPlan(ctx context.Context, req *runRequest, host vm.Host) *vm.Result {
+	opts := vm.Options{RunID: req.Options.RunID, Limits: req.Options.Limits, Context: req.Context}
+	checked, err := ast.Validate(req.Script, req.Rules)
+	if err != nil {
+		// The server validated the same script with the same rules before
+		// sending it; a difference means the two disagree, and the plan
+		// does not run.
+		return &vm.Result{Status: vm.StatusIllegalAccess, RunID: opts.RunID, ToolTrace: []vm.TraceEntry{},
+			Error: &vm.ErrorInfo{Kind: "validation", Message: "the sandbox worker refused the plan: " + err.Error()}}
+	}
+	return vm.Run(ctx, checked, host, opts)
+}
+
+// workerConn is the worker's end of the bridge and the vm.Host of its run:
+// every call crosses to the server, which runs it through the gate.
+type workerConn struct {
+	wmu sync.Mutex
+	out *bufio.Writer
+
+	mu      sync.Mutex
+	pending map[uint64]chan *message
+	nextID  atomic.Uint64
+}
+
+func (w *workerConn) send(m *message) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if err := writeFrame(w.out, m); err != nil {
+		return err
+	}
+	return w.out.Flush()
+}
+
+// readReplies routes the server's replies to the calls waiting for them.
+// When the server goes away the worker has nothing left to do: it exits.
+func (w *workerConn) readReplies(r io.Reader) {
+	for {
+		m, err := readFrame(r, maxFrameToWorker)
+		if err != nil {
+			syscall.Exit(7)
+		}
+		if m.T != msgReply && m.T != msgSuspend && m.T != msgResume {
+			continue
+		}
+		w.mu.Lock()
+		ch := w.pending[m.ID]
+		if m.T == msgReply {
+			delete(w.pending, m.ID)
+		}
+		w.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	}
+}
+
+// request sends m with a fresh id and returns the channel its reply comes
+// on.
+func (w *workerConn) request(m *message) (uint64, chan *message, error) {
+	id := w.nextID.Add(1)
+	// Room for a suspend, a resume and the reply, so the reader never
+	// waits on a call that is busy.
+	ch := make(chan *message, 4)
+	w.mu.Lock()
+	w.pending[id] = ch
+	w.mu.Unlock()
+	m.ID = id
+	if err := w.send(m); err != nil {
+		w.forget(id)
+		return 0, nil, err
+	}
+	return id, ch, nil
+}
+
+func (w *workerConn) forget(id uint64) {
+	w.mu.Lock()
+	delete(w.pending, id)
+	w.mu.Unlock()
+}
+
+// CallTool implements vm.Host.
+func (w *workerConn) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
+	b, err := json.Marshal(input)
+	if err != nil {
+		return nil, &policy.Error{Code: policy.CodeValidation, Tool: name, Message: "the tool input cannot be encoded as JSON"}
+	}
+	id, ch, err := w.request(&message{T: msgCall, Name: name, Input: b})
+	if err != nil {
+		return nil, err
+	}
+	// While the server waits for a person to approve the call, the plan's
+	// clock stands still (vm.SuspendClock), here as on the server.
+	var resume func()
+	defer func() {
+		if resume != nil {
+			resume()
+		}
+	}()
+	for {
+		select {
+		case m := <-ch:
+			switch m.T {
+			case msgSuspend:
+				if resume == nil {
+					resume = vm.SuspendClock(ctx)
+				}
+				continue
+			case msgResume:
+				if resume != nil {
+					resume()
+					resume = nil
+				}
+				continue
+			}
+			if m.OK {
+				return m.Value, nil
+			}
+			return nil, replyError(name, m)
+		case <-ctx.Done():
+			w.forget(id)
+			_ = w.send(&message{T: msgCancel, ID: id})
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// replyError rebuilds the error of a failed call as the runtime expects it.
+func replyError(name string, m *message) error {
+	switch m.Code {
+	case codeDeadline:
+		return context.DeadlineExceeded
+	case codeCanceled:
+		return context.Canceled
+	case "":
+		return errors.New(m.Error)
+	}
+	return &policy.Error{Code: policy.Code(m.Code), Tool: name, Message: m.Error, Reason: m.Reason}
+}
+
+// GetTool implements vm.Host.
+func (w *workerConn) GetTool(name string) (json.RawMessage, bool) {
+	_, ch, err := w.request(&message{T: msgGet, Name: name})
+	if err != nil {
+		return nil, false
+	}
+	m := <-ch
+	return m.Value, m.OK
+}
+
+// Log implements vm.Host.
+func (w *workerConn) Log(ctx context.Context, level, msg string, data json.RawMessage) {
+	_ = w.send(&message{T: msgLog, Name: level, Message: msg, Data: data})
+}
+
+// Notify implements vm.Host.
+func (w *workerConn) Notify(ctx context.Context, event string, payload json.RawMessage) {
+	_ = w.send(&message{T: msgNotify, Name: event, Data: payload})
+}
+
+// Codes of a reply for errors that are not policy errors: the runtime
+// treats a cancelled call differently from a failed one.
+const (
+	codeDeadline = "@deadline"
+	codeCanceled = "@canceled"
+)
