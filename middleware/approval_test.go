@@ -2,7 +2,6 @@ package middleware_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
@@ -142,51 +142,6 @@ func approvalClient(t *testing.T, srv *server.MCPServer, modern bool, e *elicito
 	return c
 }
 
-// callVia calls tool through one path and returns the error code the
-// caller sees ("" when the call ran).
-func callVia(t *testing.T, c *client.Client, via, tool string, args map[string]any) string {
-	t.Helper()
-	req := mcp.CallToolRequest{}
-	switch via {
-	case "direct":
-		req.Params.Name, req.Params.Arguments = tool, args
-	case "invoke":
-		req.Params.Name, req.Params.Arguments = "codecall.invoke", map[string]any{"tool": tool, "input": args}
-	case "execute":
-		in, _ := json.Marshal(args)
-		req.Params.Name = "codecall.execute"
-		req.Params.Arguments = map[string]any{"script": fmt.Sprintf("return await callTool(%q, %s);", tool, in)}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", via, tool, err)
-	}
-	text := ""
-	for _, b := range res.Content {
-		if tc, ok := mcp.AsTextContent(b); ok {
-			text += tc.Text
-		}
-	}
-	if !res.IsError {
-		return ""
-	}
-	if via == "direct" {
-		code, _, _ := strings.Cut(text, ":")
-		return code
-	}
-	var body struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(text), &body); err != nil || body.Error.Code == "" {
-		t.Fatalf("%s %s: unexpected error result %s", via, tool, text)
-	}
-	return body.Error.Code
-}
-
 var paths = []string{"direct", "invoke", "execute"}
 
 // TestBuiltInPolicy checks the default policy on every path, for both
@@ -202,7 +157,7 @@ func TestBuiltInPolicy(t *testing.T) {
 				"shop.delete_order": "APPROVAL_REQUIRED", // hints only mcp.NewTool's defaults
 				"shop.charge":       "APPROVAL_REQUIRED", // requiresApproval in metadata
 			} {
-				if got := callVia(t, c, via, tool, map[string]any{"id": "o1"}); got != want {
+				if got := mcptest.CallVia(t, c, via, tool, map[string]any{"id": "o1"}); got != want {
 					t.Errorf("modern=%v %s %s: code %q, want %q", modern, via, tool, got, want)
 				}
 			}
@@ -224,7 +179,7 @@ func TestConfigCannotWaiveApproval(t *testing.T) {
 	c := approvalClient(t, s.srv, false, nil)
 	for _, via := range paths {
 		for _, tool := range []string{"shop.charge", "shop.delete_order"} {
-			if code := callVia(t, c, via, tool, nil); code != "APPROVAL_REQUIRED" {
+			if code := mcptest.CallVia(t, c, via, tool, nil); code != "APPROVAL_REQUIRED" {
 				t.Errorf("%s %s: code %q, want APPROVAL_REQUIRED", via, tool, code)
 			}
 		}
@@ -259,7 +214,7 @@ func TestApprovalFlows(t *testing.T) {
 					e := &elicitor{answer: tt.answer, delay: tt.delay}
 					c := approvalClient(t, s.srv, modern, e)
 					for i := range 2 {
-						if got := callVia(t, c, via, "shop.delete_order", map[string]any{"id": "o1", "password": "hunter2"}); got != tt.wantCode {
+						if got := mcptest.CallVia(t, c, via, "shop.delete_order", map[string]any{"id": "o1", "password": "hunter2"}); got != tt.wantCode {
 							t.Fatalf("call %d: code %q, want %q", i, got, tt.wantCode)
 						}
 					}
@@ -291,12 +246,12 @@ func TestSessionTrustStaysInSession(t *testing.T) {
 	s := newApprovalShop(t, nil)
 	trusting := &elicitor{answer: "approve_for_session"}
 	c1 := approvalClient(t, s.srv, false, trusting)
-	if code := callVia(t, c1, "invoke", "shop.delete_order", map[string]any{"id": "1"}); code != "" {
+	if code := mcptest.CallVia(t, c1, "invoke", "shop.delete_order", map[string]any{"id": "1"}); code != "" {
 		t.Fatalf("first session: %s", code)
 	}
 	other := &elicitor{answer: "deny"}
 	c2 := approvalClient(t, s.srv, false, other)
-	if code := callVia(t, c2, "invoke", "shop.delete_order", map[string]any{"id": "1"}); code != "APPROVAL_DENIED" {
+	if code := mcptest.CallVia(t, c2, "invoke", "shop.delete_order", map[string]any{"id": "1"}); code != "APPROVAL_DENIED" {
 		t.Fatalf("second session: code %q, want APPROVAL_DENIED (trust must not cross sessions)", code)
 	}
 	if other.prompts.Load() != 1 {
@@ -348,7 +303,7 @@ func TestApprovalStopsThePlanClock(t *testing.T) {
 				t.Skipf("plans run %s here: %s", got, s.cc.Isolation().Fallback)
 			}
 			c := approvalClient(t, s.srv, false, &elicitor{answer: "approve", delay: time.Second})
-			if code := callVia(t, c, "execute", "shop.delete_order", map[string]any{"id": "o1"}); code != "" {
+			if code := mcptest.CallVia(t, c, "execute", "shop.delete_order", map[string]any{"id": "o1"}); code != "" {
 				t.Fatalf("code %q: the approval wait counted against the plan's timeout", code)
 			}
 			if s.count("shop.delete_order") != 1 {

@@ -1,6 +1,8 @@
 package middleware_test
 
 import (
+	"github.com/codecall-go/codecall/internal/mcptest"
+
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -62,12 +64,12 @@ func TestPolicyDeniesOnEveryPath(t *testing.T) {
 	s, _ := policyShop(t, dir, nil)
 	c := approvalClient(t, s.srv, false, nil)
 	for _, via := range paths {
-		if code := callVia(t, c, via, "shop.charge", map[string]any{"id": "1"}); code != "ACCESS_DENIED" {
+		if code := mcptest.CallVia(t, c, via, "shop.charge", map[string]any{"id": "1"}); code != "ACCESS_DENIED" {
 			t.Errorf("%s: code %q, want ACCESS_DENIED", via, code)
 		}
 		// The policy allows this one without approval, though the built-in
 		// default would ask: the policy, not the default, decides.
-		if code := callVia(t, c, via, "shop.delete_order", map[string]any{"id": "1"}); code != "" {
+		if code := mcptest.CallVia(t, c, via, "shop.delete_order", map[string]any{"id": "1"}); code != "" {
 			t.Errorf("%s: delete_order code %q, want allowed by the policy", via, code)
 		}
 	}
@@ -97,21 +99,21 @@ func TestPolicyReload(t *testing.T) {
 	writeRego(t, dir, allowAll)
 	s, logs := policyShop(t, dir, nil)
 	c := approvalClient(t, s.srv, false, nil)
-	if code := callVia(t, c, "invoke", "shop.delete_order", nil); code != "" {
+	if code := mcptest.CallVia(t, c, "invoke", "shop.delete_order", nil); code != "" {
 		t.Fatalf("before the edit: %s", code)
 	}
 	writeRego(t, dir, denyDeletes)
-	waitFor(t, func() bool { return callVia(t, c, "invoke", "shop.delete_order", nil) == "ACCESS_DENIED" }, "the edited policy to apply")
+	waitFor(t, func() bool { return mcptest.CallVia(t, c, "invoke", "shop.delete_order", nil) == "ACCESS_DENIED" }, "the edited policy to apply")
 
 	writeRego(t, dir, "decision := {\n") // broken
 	waitFor(t, func() bool { return strings.Contains(logs.String(), "policy change not applied") }, "the broken edit to be refused")
 	if !strings.Contains(logs.String(), "policy.rego:") {
 		t.Errorf("the refusal does not name the file and line:\n%s", logs)
 	}
-	if code := callVia(t, c, "invoke", "shop.delete_order", nil); code != "ACCESS_DENIED" {
+	if code := mcptest.CallVia(t, c, "invoke", "shop.delete_order", nil); code != "ACCESS_DENIED" {
 		t.Fatalf("after a broken edit the last good policy must keep serving; got %q", code)
 	}
-	if code := callVia(t, c, "invoke", "shop.update_note", nil); code != "" {
+	if code := mcptest.CallVia(t, c, "invoke", "shop.update_note", nil); code != "" {
 		t.Fatalf("after a broken edit: update_note %q", code)
 	}
 }

@@ -1,6 +1,8 @@
 package middleware_test
 
 import (
+	"github.com/codecall-go/codecall/internal/mcptest"
+
 	"context"
 	"testing"
 
@@ -18,9 +20,9 @@ func TestSpans(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	s := newApprovalShopWith(t, nil, middleware.WithTracerProvider(tp))
 	c := approvalClient(t, s.srv, false, nil)
-	callVia(t, c, "execute", "shop.list_orders", nil)
-	callVia(t, c, "execute", "shop.delete_order", nil) // needs approval this client cannot give
-	callVia(t, c, "direct", "shop.update_note", nil)
+	mcptest.CallVia(t, c, "execute", "shop.list_orders", nil)
+	mcptest.CallVia(t, c, "execute", "shop.delete_order", nil) // needs approval this client cannot give
+	mcptest.CallVia(t, c, "direct", "shop.update_note", nil)
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = "codecall.search", map[string]any{"query": "orders"}
 	if _, err := c.CallTool(context.Background(), req); err != nil {

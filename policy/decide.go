@@ -76,6 +76,13 @@ func ToolDocument(t *catalog.Tool) map[string]any {
 
 // InputDocument is the whole policy input for one call of t.
 func InputDocument(t *catalog.Tool, c Call) map[string]any {
+	doc := callDocument(c)
+	doc["tool"] = ToolDocument(t)
+	return doc
+}
+
+// callDocument is the policy input without input.tool.
+func callDocument(c Call) map[string]any {
 	args := c.Args
 	if args == nil {
 		args = map[string]any{}
@@ -89,8 +96,7 @@ func InputDocument(t *catalog.Tool, c Call) map[string]any {
 		run = map[string]any{"id": c.Run.ID, "scriptSha256": c.Run.ScriptSHA256, "callIndex": c.Run.CallIndex}
 	}
 	return map[string]any{
-		"tool": ToolDocument(t), "args": args, "via": string(c.Via),
-		"session": map[string]any{"id": c.SessionID}, "run": run, "context": ctxDoc,
+		"args": args, "via": string(c.Via), "session": map[string]any{"id": c.SessionID}, "run": run, "context": ctxDoc,
 	}
 }
 
@@ -227,21 +233,7 @@ func (g *Gate) inputValue(t *catalog.Tool, c Call) (ast.Value, error) {
 		toolTerm = ast.NewTerm(v)
 		g.toolTerms.Store(t, toolTerm)
 	}
-	args := c.Args
-	if args == nil {
-		args = map[string]any{}
-	}
-	ctxDoc := c.Context
-	if ctxDoc == nil {
-		ctxDoc = map[string]any{}
-	}
-	run := map[string]any{}
-	if c.Run != nil {
-		run = map[string]any{"id": c.Run.ID, "scriptSha256": c.Run.ScriptSHA256, "callIndex": c.Run.CallIndex}
-	}
-	rest, err := ast.InterfaceToValue(map[string]any{
-		"args": args, "via": string(c.Via), "session": map[string]any{"id": c.SessionID}, "run": run, "context": ctxDoc,
-	})
+	rest, err := ast.InterfaceToValue(callDocument(c))
 	if err != nil {
 		return nil, fmt.Errorf("policy input: %w", err)
 	}

@@ -3,8 +3,9 @@ package vm
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
+
+	"github.com/codecall-go/codecall/internal/pausetimer"
 )
 
 // Clock is a run's timeout, which a host may stop while it waits for a
@@ -41,52 +42,18 @@ var errDeadline = errors.New("run deadline exceeded")
 // context when the budget is spent, stopped while suspended.
 type deadline struct {
 	cancel context.CancelCauseFunc
-
-	mu        sync.Mutex
-	timer     *time.Timer
-	remaining time.Duration
-	since     time.Time
-	suspended int
-	ended     bool
+	timer  *pausetimer.Timer
 }
 
 func newDeadline(budget time.Duration, cancel context.CancelCauseFunc) *deadline {
-	d := &deadline{cancel: cancel, remaining: budget, since: time.Now()}
-	d.timer = time.AfterFunc(budget, d.expire)
-	return d
+	return &deadline{cancel: cancel, timer: pausetimer.New(budget, func() { cancel(errDeadline) })}
 }
-
-func (d *deadline) expire() { d.cancel(errDeadline) }
 
 // Suspend implements Clock.
-func (d *deadline) Suspend() func() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.suspended == 0 && !d.ended {
-		if d.timer.Stop() {
-			d.remaining -= time.Since(d.since)
-		}
-	}
-	d.suspended++
-	var once sync.Once
-	return func() { once.Do(d.resume) }
-}
-
-func (d *deadline) resume() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.suspended--
-	if d.suspended == 0 && !d.ended {
-		d.since = time.Now()
-		d.timer = time.AfterFunc(max(d.remaining, 0), d.expire)
-	}
-}
+func (d *deadline) Suspend() func() { return d.timer.Suspend() }
 
 // stop ends the clock for good.
 func (d *deadline) stop() {
-	d.mu.Lock()
-	d.ended = true
 	d.timer.Stop()
-	d.mu.Unlock()
 	d.cancel(context.Canceled)
 }

@@ -2,7 +2,6 @@ package policies_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/examples/demo"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
@@ -110,50 +110,12 @@ func TestSameDecisionOnEveryPath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %v", tt.tool, tt.args), func(t *testing.T) {
 			for via, want := range map[string]string{"direct": tt.direct, "invoke": tt.invoke, "execute": tt.execute} {
-				if got := callVia(t, c, via, tt.tool, tt.args); got != want {
+				if got := mcptest.CallVia(t, c, via, tt.tool, tt.args); got != want {
 					t.Errorf("%s: code %q, want %q", via, got, want)
 				}
 			}
 		})
 	}
-}
-
-// callVia calls tool through one path and returns the error code the
-// caller sees, "" when the call ran.
-func callVia(t *testing.T, c *client.Client, via, tool string, args map[string]any) string {
-	t.Helper()
-	req := mcp.CallToolRequest{}
-	switch via {
-	case "direct":
-		req.Params.Name, req.Params.Arguments = tool, args
-	case "invoke":
-		req.Params.Name, req.Params.Arguments = "codecall.invoke", map[string]any{"tool": tool, "input": args}
-	case "execute":
-		in, _ := json.Marshal(args)
-		req.Params.Name = "codecall.execute"
-		req.Params.Arguments = map[string]any{"script": fmt.Sprintf("return await callTool(%q, %s);", tool, in)}
-	}
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", via, tool, err)
-	}
-	text := mcp.GetTextFromContent(res.Content[0])
-	if !res.IsError {
-		return ""
-	}
-	if via == "direct" {
-		code, _, _ := strings.Cut(text, ":")
-		return code
-	}
-	var body struct {
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(text), &body); err != nil || body.Error.Code == "" {
-		t.Fatalf("%s %s: unexpected error result %s", via, tool, text)
-	}
-	return body.Error.Code
 }
 
 // TestDiscoveryFilterIgnoresTheClock checks policy.filterDiscovery with
