@@ -105,10 +105,21 @@ type Gateway struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	ups    map[string]*upstream
-	owners map[string]*upstream // registered tool name -> its upstream
-	closed bool
+	mu             sync.Mutex
+	ups            map[string]*upstream
+	owners         map[string]*upstream // registered tool name -> its upstream
+	promptOwners   map[string]*upstream // registered prompt name -> its upstream
+	resourceOwners map[string]*upstream // registered resource URI -> its upstream
+	templates      map[string]ownedTemplate
+	closed         bool
+
+	// nameMu makes checking an upstream's names for clashes and
+	// registering them one step, so that two upstreams starting at once
+	// cannot both take a name.
+	nameMu sync.Mutex
+
+	subsMu sync.Mutex
+	subs   map[string]map[string]bool // resource URI -> subscribed session ids
 
 	startOnce sync.Once
 	started   chan struct{}
@@ -132,17 +143,36 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 	if err := (presets.UpstreamsConfig{Separator: o.sep, Servers: servers}).Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g := &Gateway{opts: o, log: o.log, ups: map[string]*upstream{}, owners: map[string]*upstream{}, started: make(chan struct{})}
+	g := &Gateway{opts: o, log: o.log, ups: map[string]*upstream{}, owners: map[string]*upstream{},
+		promptOwners: map[string]*upstream{}, resourceOwners: map[string]*upstream{}, templates: map[string]ownedTemplate{},
+		subs: map[string]map[string]bool{}, started: make(chan struct{})}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	hooks := &server.Hooks{}
 	if o.lazy {
 		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
-			if method == mcp.MethodToolsList || method == mcp.MethodToolsCall {
+			switch method {
+			case mcp.MethodToolsList, mcp.MethodToolsCall, mcp.MethodPromptsList, mcp.MethodPromptsGet,
+				mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodResourcesRead, mcp.MethodCompletionComplete:
 				g.waitStarted(ctx)
 			}
 		})
 	}
-	g.srv = server.NewMCPServer(o.name, o.ver, server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks))
+	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		g.subscribe(ctx, sessionOf(ctx), req.Params.URI, true)
+	})
+	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		g.subscribe(ctx, sessionOf(ctx), req.Params.URI, false)
+	})
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { g.dropSession(s.SessionID()) })
+	comp := completer{g: g}
+	g.srv = server.NewMCPServer(o.name, o.ver, server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks),
+		server.WithPromptCompletionProvider(comp), server.WithResourceCompletionProvider(comp))
+	if o.lazy {
+		// Nothing is known of the upstreams before the first client
+		// arrives: offer everything, and answer with empty lists when no
+		// upstream has a feature.
+		g.declareCapabilities(true)
+	}
 	for _, id := range sortedIDs(servers) {
 		if !servers[id].IsEnabled() {
 			g.log.Info("gateway: upstream disabled", "upstream", id)
@@ -225,6 +255,10 @@ func (g *Gateway) startAll(ctx context.Context) error {
 			}()
 		}
 		wg.Wait()
+		if !g.opts.lazy {
+			// Not yet serving: the capabilities can still change.
+			g.declareCapabilities(false)
+		}
 		g.startedOK.Store(true)
 		err = errors.Join(errs...)
 	})
