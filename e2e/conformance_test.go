@@ -128,8 +128,10 @@ func compareWithBare(t *testing.T, bare, got suiteResult) {
 }
 
 // gatewayToolName is the name under which the gateway serves an upstream
-// tool: the fixture's entry has "prefix": false, so its own name.
-func gatewayToolName(tool string) string { return tool }
+// tool by default: <serverId><separator><toolName>, with the default
+// separator. The transparent configuration keeps the fixture's own names
+// ("prefix": false).
+func gatewayToolName(tool string) string { return conformanceServerID + "." + tool }
 
 // transparentConfig writes the CodeCall config that makes the gateway
 // transparent for the fixture: metadata_driven mode (nothing enters
@@ -155,7 +157,8 @@ func transparentConfig(t *testing.T, fixture string) string {
 		if err != nil {
 			t.Fatalf("list the fixture's tools: %v", err)
 		}
-		fmt.Fprintf(&b, "  %q:\n    visibleInListTools: true\n", gatewayToolName(tool.Name))
+		// Unprefixed: the fixture's entry has "prefix": false.
+		fmt.Fprintf(&b, "  %q:\n    visibleInListTools: true\n", tool.Name)
 		n++
 	}
 	if n == 0 {

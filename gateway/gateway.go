@@ -55,7 +55,10 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 func WithSeparator(sep string) Option { return func(o *options) { o.sep = sep } }
 
 // WithLazyStart connects to the upstreams when the first client asks for
-// tools (tools/list or tools/call) instead of in Start.
+// tools, prompts, resources or completions instead of in Start. The
+// gateway then declares the resources, prompts and completions
+// capabilities up front, since it cannot know yet whether an upstream
+// offers them.
 func WithLazyStart(lazy bool) Option { return func(o *options) { o.lazy = lazy } }
 
 // WithStartTimeout bounds connecting to one upstream: starting it, the
@@ -389,27 +392,22 @@ func (g *Gateway) spawn(f func()) bool {
 // the ones it no longer has. Names taken by another upstream are skipped
 // with a warning.
 func (g *Gateway) register(u *upstream, add []server.ServerTool, remove []string) []server.ServerTool {
+	names := make([]string, len(add))
+	for i, st := range add {
+		names[i] = st.Tool.Name
+	}
 	g.mu.Lock()
-	kept := add[:0]
-	for _, st := range add {
-		if owner, taken := g.owners[st.Tool.Name]; taken && owner != u {
-			g.log.Warn("gateway: tool name taken by another upstream; skipped", "tool", st.Tool.Name, "upstream", u.id, "owner", owner.id)
-			continue
-		}
-		g.owners[st.Tool.Name] = u
-		kept = append(kept, st)
-	}
-	var gone []string
-	for _, name := range remove {
-		if g.owners[name] == u {
-			delete(g.owners, name)
-			gone = append(gone, name)
-		}
-	}
-	closed := g.closed && len(kept) > 0
+	ok, gone := g.claim(g.owners, "tool", u, names, remove)
+	closed := g.closed && len(ok) > 0
 	g.mu.Unlock()
 	if closed {
 		return nil
+	}
+	var kept []server.ServerTool
+	for _, st := range add {
+		if ok[st.Tool.Name] {
+			kept = append(kept, st)
+		}
 	}
 	if len(gone) > 0 {
 		g.srv.DeleteTools(gone...)
