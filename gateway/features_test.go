@@ -288,3 +288,100 @@ func TestRelayNeedsOneCallingSession(t *testing.T) {
 		t.Errorf("sampling with no call in flight = %v, want errNoCaller", err)
 	}
 }
+
+func TestRelayRefusesWhenCallsOfSeveralClientsAreInFlight(t *testing.T) {
+	g := startGateway(t, map[string]presets.Upstream{"fx": fixture(t, "ok", nil)})
+	waiting := connectHTTP(t, g.Server())
+	a := &answers{}
+	asking := connectHTTP(t, g.Server(), client.WithSamplingHandler(a), client.WithElicitationHandler(a))
+
+	// Another client's call is still running on the same upstream: the
+	// upstream's question could belong to either call.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "fx.slow"
+		req.Params.Arguments = map[string]any{"marker": t.TempDir() + "/m"}
+		_, _ = waiting.CallTool(ctx, req)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	g.mu.Lock()
+	u := g.ups["fx"]
+	g.mu.Unlock()
+	eventually(t, "the slow call in flight", func() bool { return len(u.callers(true)) == 1 })
+
+	res := call(t, asking, "fx.consult", nil)
+	if !res.IsError || !strings.Contains(text(res), "cannot tell which one") {
+		t.Errorf("fx.consult with another client's call in flight = %q (error %v), want a refusal", text(res), res.IsError)
+	}
+	if len(a.asked) != 0 {
+		t.Errorf("a client was asked %q although the request could be another's", a.asked)
+	}
+}
+
+func TestLazyStartDeclaresEverythingAndServesPrompts(t *testing.T) {
+	g, _ := newGateway(t, map[string]presets.Upstream{"fx": fixture(t, "tools-only", nil), "fy": fixture(t, "ok", nil)}, WithLazyStart(true))
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := connect(t, g.Server())
+	caps := s.GetServerCapabilities()
+	if caps.Prompts == nil || caps.Resources == nil || caps.Completions == nil {
+		t.Errorf("lazy capabilities = %+v, want prompts, resources and completions declared", caps)
+	}
+	// The first prompts/list starts the upstreams and waits for them.
+	prompts, err := s.ListPrompts(context.Background(), mcp.ListPromptsRequest{})
+	if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "fy.greet" {
+		t.Errorf("first prompts/list = %+v, %v; want fy.greet", prompts, err)
+	}
+}
+
+func TestPromptAndResourceListChanges(t *testing.T) {
+	g := startGateway(t, map[string]presets.Upstream{"fx": fixture(t, "ok", nil)})
+	s := connect(t, g.Server())
+	call(t, s, "fx.more", map[string]any{"name": "extra"})
+	eventually(t, "the new prompt and resource", func() bool {
+		_, p := g.promptOwner("fx.extra")
+		return p == "extra" && g.resourceOwner("fx://extra") != nil
+	})
+	get := mcp.GetPromptRequest{}
+	get.Params.Name = "fx.extra"
+	if got, err := s.GetPrompt(context.Background(), get); err != nil || got.Description != "extra" {
+		t.Errorf("prompts/get fx.extra = %+v, %v", got, err)
+	}
+	eventually(t, "list_changed reaching the client", func() bool {
+		return len(s.notifications(string(mcp.MethodNotificationPromptsListChanged))) > 0 &&
+			len(s.notifications(string(mcp.MethodNotificationResourcesListChanged))) > 0
+	})
+}
+
+func TestParseServersPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		want       bool
+		err        string
+	}{
+		{"default", `{"mcpServers": {"a": {"command": "x"}}}`, true, ""},
+		{"false", `{"mcpServers": {"a": {"command": "x", "prefix": false}}}`, false, ""},
+		{"true", `{"mcpServers": {"a": {"command": "x", "prefix": true}}}`, true, ""},
+		{"not a bool", `{"mcpServers": {"a": {"command": "x", "prefix": "no"}}}`, false, `mcpServers["a"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			servers, err := ParseServers([]byte(tc.json))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want it to name %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := servers["a"].IsPrefixed(); got != tc.want {
+				t.Errorf("IsPrefixed = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -170,6 +170,17 @@ func addFeatures(srv *server.MCPServer, subs *subscriptions) {
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(subs.list()), nil
 		})
+	srv.AddTool(mcp.NewTool("more", mcp.WithDescription("Add a prompt and a resource named by the argument.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name := req.GetString("name", "extra")
+			srv.AddPrompt(mcp.NewPrompt(name), func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return mcp.NewGetPromptResult(name, []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(name))}), nil
+			})
+			srv.AddResource(mcp.NewResource("fx://"+name, name), func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: name}}, nil
+			})
+			return mcp.NewToolResultText("added " + name), nil
+		})
 	srv.AddTool(mcp.NewTool("touch", mcp.WithDescription("Announce that fx://note changed.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			srv.SendNotificationToAllClients(mcp.MethodNotificationResourceUpdated, map[string]any{"uri": "fx://note"})
