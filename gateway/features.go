@@ -335,6 +335,8 @@ func (g *Gateway) nameConflicts(u *upstream, lst listing) error {
 		name := u.exposedName(t.Name)
 		if owner, ok := g.owners[name]; ok && owner != u {
 			msgs = append(msgs, fmt.Sprintf("tool %q is also served by upstream %q", name, owner.id))
+		} else if g.foreignTool(name) {
+			msgs = append(msgs, fmt.Sprintf("tool %q is a tool of the gateway itself (a CodeCall meta-tool)", name))
 		}
 	}
 	for _, p := range lst.prompts {

@@ -385,3 +385,29 @@ func TestParseServersPrefix(t *testing.T) {
 		})
 	}
 }
+
+func TestUpstreamCannotReplaceTheGatewaysOwnTools(t *testing.T) {
+	u := fixture(t, "ok", nil)
+	u.Prefix = catalog.Bool(false)
+	g, _ := newGateway(t, map[string]presets.Upstream{"fx": u})
+	// As a CodeCall meta-tool would be after middleware.Wrap.
+	own := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("the gateway's own"), nil
+	}
+	g.Server().AddTool(mcp.NewTool("echo"), own)
+	err := g.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `tool "echo" is a tool of the gateway itself`) {
+		t.Fatalf("Start = %v, want the clash with the gateway's own tool", err)
+	}
+	s := connect(t, g.Server())
+	if res := call(t, s, "echo", map[string]any{"text": "x"}); text(res) != "the gateway's own" {
+		t.Errorf("echo = %q; the upstream replaced the gateway's own tool", text(res))
+	}
+	// Registering later (after list_changed, a reload) skips it too.
+	g.mu.Lock()
+	up := g.ups["fx"]
+	g.mu.Unlock()
+	if kept := g.register(up, []server.ServerTool{{Tool: mcp.NewTool("echo"), Handler: own}}, nil); len(kept) != 0 {
+		t.Errorf("register kept %v over the gateway's own tool", kept)
+	}
+}

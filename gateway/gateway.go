@@ -392,11 +392,15 @@ func (g *Gateway) spawn(f func()) bool {
 // the ones it no longer has. Names taken by another upstream are skipped
 // with a warning.
 func (g *Gateway) register(u *upstream, add []server.ServerTool, remove []string) []server.ServerTool {
-	names := make([]string, len(add))
-	for i, st := range add {
-		names[i] = st.Tool.Name
-	}
+	names := make([]string, 0, len(add))
 	g.mu.Lock()
+	for _, st := range add {
+		if g.foreignTool(st.Tool.Name) {
+			g.log.Warn("gateway: tool name taken by a tool of the gateway's own server; skipped", "tool", st.Tool.Name, "upstream", u.id)
+			continue
+		}
+		names = append(names, st.Tool.Name)
+	}
 	ok, gone := g.claim(g.owners, "tool", u, names, remove)
 	closed := g.closed && len(ok) > 0
 	g.mu.Unlock()
@@ -416,6 +420,14 @@ func (g *Gateway) register(u *upstream, add []server.ServerTool, remove []string
 		g.srv.AddTools(kept...)
 	}
 	return kept
+}
+
+// foreignTool reports whether the gateway's server has a tool of that name
+// that no upstream registered, such as a CodeCall meta-tool: an upstream
+// must not replace it. g.mu held.
+func (g *Gateway) foreignTool(name string) bool {
+	_, ours := g.owners[name]
+	return !ours && g.srv.GetTool(name) != nil
 }
 
 func sortedIDs(m map[string]presets.Upstream) []string {
