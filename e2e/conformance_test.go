@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.yaml.in/yaml/v3"
 )
 
 // The MCP conformance suite (@modelcontextprotocol/conformance) checks a
@@ -23,9 +22,8 @@ import (
 // conformance fixture server (conformance/everything-server, built from the
 // module pinned in go.mod) on its own, and through codecall serve in a
 // transparent configuration in front of the same fixture; the gateway must
-// pass every scenario the bare fixture passes, except the known gaps that
-// conformance/gateway-gaps.yaml records with their reasons. See README.md
-// and docs/conformance.md.
+// pass every scenario the bare fixture passes. See README.md and
+// docs/conformance.md.
 
 const (
 	// fixturePackage is the conformance fixture server, built at the
@@ -85,7 +83,6 @@ func TestConformance(t *testing.T) {
 			t.Skip("this codecall serve has no --upstreams flag; the gateway comparison needs it")
 		}
 		config := transparentConfig(t, fixture)
-		gaps := readGaps(t)
 		upstreams := map[string]func(t *testing.T, ctx context.Context) map[string]any{
 			// The fixture over streamable HTTP, as in the bare run.
 			"http-upstream": func(t *testing.T, ctx context.Context) map[string]any {
@@ -102,13 +99,16 @@ func TestConformance(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout+time.Minute)
 				defer cancel()
-				servers := writeServers(t, map[string]any{conformanceServerID: upstreams[name](t, ctx)})
+				entry := upstreams[name](t, ctx)
+				// The suite calls the fixture's own tool and prompt names.
+				entry["prefix"] = false
+				servers := writeServers(t, map[string]any{conformanceServerID: entry})
 				gw := startHTTPServer(ctx, t, bin, "serve", "--upstreams", servers, "--config", config)
 				got := s.run(ctx, t, "http://"+gw.addr+"/mcp")
 				gw.stop(t)
 				t.Logf("bare fixture: %s", bare.summary())
 				t.Logf("through codecall serve (%s): %s", name, got.summary())
-				compareWithGaps(t, bare, got, gaps)
+				compareWithBare(t, bare, got)
 			})
 		}
 	})
@@ -118,62 +118,19 @@ func TestConformance(t *testing.T) {
 // mcpServers file.
 const conformanceServerID = "fixture"
 
-// gapsFile records the scenarios known to fail only through the gateway,
-// each with the reason.
-var gapsFile = filepath.Join("conformance", "gateway-gaps.yaml")
-
-func readGaps(t *testing.T) map[string]string {
+// compareWithBare holds the gateway's run to the bare fixture's: every
+// scenario that passes bare must pass through the gateway.
+func compareWithBare(t *testing.T, bare, got suiteResult) {
 	t.Helper()
-	data, err := os.ReadFile(gapsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gaps := map[string]string{}
-	if err := yaml.Unmarshal(data, &gaps); err != nil {
-		t.Fatalf("%s: %v", gapsFile, err)
-	}
-	return gaps
-}
-
-// compareWithGaps holds the gateway's run to the bare fixture's: a scenario
-// that passes bare must pass through the gateway unless gaps records it,
-// and a recorded gap that no longer fails is stale.
-func compareWithGaps(t *testing.T, bare, got suiteResult, gaps map[string]string) {
-	t.Helper()
-	var unexpected, known []string
-	for _, name := range bare.lostIn(got) {
-		if _, ok := gaps[name]; ok {
-			known = append(known, name)
-		} else {
-			unexpected = append(unexpected, name)
-		}
-	}
-	if len(unexpected) > 0 {
-		t.Errorf("%d scenarios pass against the bare fixture but not through the gateway (not in %s):%s",
-			len(unexpected), gapsFile, got.describe(unexpected))
-	}
-	var stale []string
-	for name := range gaps {
-		b, ranBare := bare.scenarios[name]
-		g, ranGateway := got.scenarios[name]
-		switch {
-		case !ranBare:
-			t.Errorf("%s lists %q, which the suite did not run against the bare fixture; remove it", gapsFile, name)
-		case b.failed == 0 && ranGateway && g.failed == 0:
-			stale = append(stale, name)
-		}
-	}
-	sort.Strings(stale)
-	if len(stale) > 0 {
-		t.Errorf("%d scenarios listed in %s now pass through the gateway; remove them: %v", len(stale), gapsFile, stale)
-	}
-	if len(known) > 0 {
-		t.Logf("%d known gaps (%s):%s", len(known), gapsFile, got.describe(known))
+	if lost := bare.lostIn(got); len(lost) > 0 {
+		t.Errorf("%d scenarios pass against the bare fixture but not through the gateway:%s", len(lost), got.describe(lost))
 	}
 }
 
 // gatewayToolName is the name under which the gateway serves an upstream
-// tool: <serverId><separator><toolName>, with the default separator.
+// tool by default: <serverId><separator><toolName>, with the default
+// separator. The transparent configuration keeps the fixture's own names
+// ("prefix": false).
 func gatewayToolName(tool string) string { return conformanceServerID + "." + tool }
 
 // transparentConfig writes the CodeCall config that makes the gateway
@@ -200,7 +157,8 @@ func transparentConfig(t *testing.T, fixture string) string {
 		if err != nil {
 			t.Fatalf("list the fixture's tools: %v", err)
 		}
-		fmt.Fprintf(&b, "  %q:\n    visibleInListTools: true\n", gatewayToolName(tool.Name))
+		// Unprefixed: the fixture's entry has "prefix": false.
+		fmt.Fprintf(&b, "  %q:\n    visibleInListTools: true\n", tool.Name)
 		n++
 	}
 	if n == 0 {

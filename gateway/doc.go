@@ -4,15 +4,24 @@
 //
 // Each upstream (a command speaking MCP on stdio, or a streamable HTTP or
 // SSE endpoint) is one app: its tools are registered as
-// <serverId><separator><toolName> with _meta.codecall giving appId =
-// serverId and source = upstream, and their schemas and annotations passed
-// through. A call is forwarded under the upstream's own tool name, on a
-// persistent client that is started once (eagerly or on first use) and
-// restarted with backoff when it dies. Upstream tools/list_changed
-// notifications update the registered tools (mcp-go then tells the
-// gateway's clients); progress and logging notifications of a call reach the
-// client that made it; a client's cancellation reaches the upstream as
-// notifications/cancelled.
+// <serverId><separator><toolName> (or under their own names when the
+// upstream's prefix is false; a name two upstreams would serve is refused)
+// with _meta.codecall giving appId = serverId and source = upstream, and
+// their schemas and annotations passed through. A call is forwarded under
+// the upstream's own tool name, on a persistent client that is started once
+// (eagerly or on first use) and restarted with backoff when it dies.
+// Upstream tools/list_changed notifications update the registered tools
+// (mcp-go then tells the gateway's clients); progress notifications of a
+// call reach the client that made it, log lines the clients with a call in
+// flight (at each client's own level); a client's cancellation reaches the
+// upstream as notifications/cancelled.
+//
+// Prompts (named like tools), resources and resource templates (under the
+// upstream's own URIs), resource subscriptions and completion are served
+// too, and an upstream's sampling/createMessage and elicitation/create
+// during a call are relayed to the client that made the call (relay.go).
+// The upstream connection uses the session-based protocol revision
+// (initialize handshake), on which such server-to-client requests exist.
 //
 // A broken upstream (a command that does not exist, a server that crashes
 // on start, a URL that does not answer) is reported with its id and reason

@@ -46,6 +46,7 @@ type entry struct {
 	IncludeTools     []string          `json:"includeTools"`
 	ExcludeTools     []string          `json:"excludeTools"`
 	RequiresApproval *bool             `json:"requiresApproval"`
+	Prefix           *bool             `json:"prefix"`
 
 	// Keys other clients write into the same file; accepted and ignored
 	// so that an existing file can be used as it is.
@@ -55,7 +56,7 @@ type entry struct {
 	TransportType json.RawMessage `json:"transportType"`
 }
 
-const entryKeys = "type, command, args, env, envAllowlist, cwd, url, headers, enabled (or disabled), timeout, includeTools, excludeTools, requiresApproval"
+const entryKeys = "type, command, args, env, envAllowlist, cwd, url, headers, enabled (or disabled), timeout, includeTools, excludeTools, requiresApproval, prefix"
 
 // ParseServers decodes a client configuration file. Unknown keys, wrong
 // types and invalid entries are errors naming the entry, so a typo cannot
@@ -122,6 +123,7 @@ func decodeEntry(raw json.RawMessage) (presets.Upstream, error) {
 		Type: e.Type, Command: e.Command, Args: e.Args, Env: e.Env, EnvAllowlist: e.EnvAllowlist,
 		Cwd: e.Cwd, URL: e.URL, Headers: e.Headers, Enabled: e.Enabled,
 		IncludeTools: e.IncludeTools, ExcludeTools: e.ExcludeTools, RequiresApproval: e.RequiresApproval,
+		Prefix: e.Prefix,
 	}
 	if e.Disabled != nil {
 		if e.Enabled != nil && *e.Enabled == *e.Disabled {

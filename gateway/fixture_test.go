@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +34,26 @@ func runFixture(mode string) int {
 		fmt.Fprintf(os.Stderr, "fatal: cannot open database with key %s\n", os.Getenv("FIXTURE_SECRET"))
 		return 3
 	}
-	srv := server.NewMCPServer("fixture", "1.0.0", server.WithToolCapabilities(true), server.WithLogging())
+	if mode == "tools-only" {
+		return serveTools(server.NewMCPServer("fixture", "1.0.0", server.WithToolCapabilities(true)))
+	}
+	subs := &subscriptions{}
+	hooks := &server.Hooks{}
+	hooks.AddAfterSubscribe(func(_ context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		subs.set(req.Params.URI, true)
+	})
+	hooks.AddAfterUnsubscribe(func(_ context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		subs.set(req.Params.URI, false)
+	})
+	srv := server.NewMCPServer("fixture", "1.0.0", server.WithToolCapabilities(true), server.WithLogging(),
+		server.WithPromptCapabilities(true), server.WithResourceCapabilities(true, true), server.WithCompletions(),
+		server.WithPromptCompletionProvider(nameCompleter{}), server.WithHooks(hooks))
+	addFeatures(srv, subs)
+	return serveTools(srv)
+}
+
+// serveTools adds the fixture's tools to srv and serves it on stdio.
+func serveTools(srv *server.MCPServer) int {
 	text := func(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
 	// Honest hints: CodeCall's built-in policy runs read-only tools and asks
 	// a person before anything else.
@@ -90,7 +111,10 @@ func runFixture(mode string) int {
 					_ = s.SendNotificationToClient(ctx, "notifications/progress", map[string]any{"progressToken": token, "progress": i, "total": 3})
 				}
 			}
-			_ = s.SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": "info", "data": "progress done"})
+			// Like the Go SDK's servers, log only at the level the
+			// session set (mcp-go's default is error).
+			_ = s.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelDebug, "fixture", "progress detail"))
+			_ = s.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "fixture", "progress done"))
 			return text("done"), nil
 		})
 	srv.AddTool(mcp.NewTool("grow", mcp.WithDescription("Add a tool named by the argument.")),
@@ -121,4 +145,101 @@ func fixture(t testing.TB, mode string, env map[string]string) presets.Upstream 
 		e[k] = v
 	}
 	return presets.Upstream{Command: exe, Env: e}
+}
+
+// addFeatures gives the fixture a prompt, a resource, a resource template,
+// completion of the prompt's argument, subscriptions and tools that ask
+// the client (sampling, elicitation) and announce a resource update.
+func addFeatures(srv *server.MCPServer, subs *subscriptions) {
+	srv.AddPrompt(mcp.NewPrompt("greet", mcp.WithPromptDescription("Greet someone."), mcp.WithArgument("name", mcp.RequiredArgument())),
+		func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("greeting", []mcp.PromptMessage{
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Hello, "+req.Params.Arguments["name"])),
+			}), nil
+		})
+	srv.AddResource(mcp.NewResource("fx://note", "note", mcp.WithMIMEType("text/plain")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/plain", Text: "note body"}}, nil
+		})
+	srv.AddResourceTemplate(mcp.NewResourceTemplate("fx://items/{id}", "item"),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			id := strings.TrimPrefix(req.Params.URI, "fx://items/")
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "item " + id}}, nil
+		})
+	srv.AddTool(mcp.NewTool("subscriptions", mcp.WithDescription("List the resource URIs the gateway subscribed to.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(subs.list()), nil
+		})
+	srv.AddTool(mcp.NewTool("more", mcp.WithDescription("Add a prompt and a resource named by the argument.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name := req.GetString("name", "extra")
+			srv.AddPrompt(mcp.NewPrompt(name), func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return mcp.NewGetPromptResult(name, []mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(name))}), nil
+			})
+			srv.AddResource(mcp.NewResource("fx://"+name, name), func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: name}}, nil
+			})
+			return mcp.NewToolResultText("added " + name), nil
+		})
+	srv.AddTool(mcp.NewTool("touch", mcp.WithDescription("Announce that fx://note changed.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			srv.SendNotificationToAllClients(mcp.MethodNotificationResourceUpdated, map[string]any{"uri": "fx://note"})
+			return mcp.NewToolResultText("touched"), nil
+		})
+	srv.AddTool(mcp.NewTool("consult", mcp.WithDescription("Ask the client's model, then the user, and report both answers.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sreq := mcp.CreateMessageRequest{}
+			sreq.Messages = []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent("What is 2+2?")}}
+			sreq.MaxTokens = 10
+			sampled, err := srv.RequestSampling(ctx, sreq)
+			if err != nil {
+				return mcp.NewToolResultError("sampling: " + err.Error()), nil
+			}
+			ereq := mcp.ElicitationRequest{}
+			ereq.Params.Message = "Your name?"
+			ereq.Params.RequestedSchema = map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}
+			elicited, err := srv.RequestElicitation(ctx, ereq)
+			if err != nil {
+				return mcp.NewToolResultError("elicitation: " + err.Error()), nil
+			}
+			answer := ""
+			if tc, ok := mcp.AsTextContent(sampled.Content); ok {
+				answer = tc.Text
+			}
+			return mcp.NewToolResultText(fmt.Sprintf("model: %s; user: %s %v", answer, elicited.Action, elicited.Content)), nil
+		})
+}
+
+// nameCompleter completes the greet prompt's name argument.
+type nameCompleter struct{}
+
+func (nameCompleter) CompletePromptArgument(_ context.Context, prompt string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	var out []string
+	for _, n := range []string{"alice", "albert", "bob"} {
+		if prompt == "greet" && arg.Name == "name" && strings.HasPrefix(n, arg.Value) {
+			out = append(out, n)
+		}
+	}
+	return &mcp.Completion{Values: out}, nil
+}
+
+// subscriptions records the URIs a client of the fixture subscribed to.
+type subscriptions struct {
+	mu   sync.Mutex
+	uris []string
+}
+
+func (s *subscriptions) set(uri string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.uris = slices.DeleteFunc(s.uris, func(u string) bool { return u == uri })
+	if on {
+		s.uris = append(s.uris, uri)
+	}
+}
+
+func (s *subscriptions) list() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.uris, ",")
 }

@@ -55,7 +55,10 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 func WithSeparator(sep string) Option { return func(o *options) { o.sep = sep } }
 
 // WithLazyStart connects to the upstreams when the first client asks for
-// tools (tools/list or tools/call) instead of in Start.
+// tools, prompts, resources or completions instead of in Start. The
+// gateway then declares the resources, prompts and completions
+// capabilities up front, since it cannot know yet whether an upstream
+// offers them.
 func WithLazyStart(lazy bool) Option { return func(o *options) { o.lazy = lazy } }
 
 // WithStartTimeout bounds connecting to one upstream: starting it, the
@@ -105,10 +108,21 @@ type Gateway struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	ups    map[string]*upstream
-	owners map[string]*upstream // registered tool name -> its upstream
-	closed bool
+	mu             sync.Mutex
+	ups            map[string]*upstream
+	owners         map[string]*upstream // registered tool name -> its upstream
+	promptOwners   map[string]*upstream // registered prompt name -> its upstream
+	resourceOwners map[string]*upstream // registered resource URI -> its upstream
+	templates      map[string]ownedTemplate
+	closed         bool
+
+	// nameMu makes checking an upstream's names for clashes and
+	// registering them one step, so that two upstreams starting at once
+	// cannot both take a name.
+	nameMu sync.Mutex
+
+	subsMu sync.Mutex
+	subs   map[string]map[string]bool // resource URI -> subscribed session ids
 
 	startOnce sync.Once
 	started   chan struct{}
@@ -132,17 +146,36 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 	if err := (presets.UpstreamsConfig{Separator: o.sep, Servers: servers}).Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	g := &Gateway{opts: o, log: o.log, ups: map[string]*upstream{}, owners: map[string]*upstream{}, started: make(chan struct{})}
+	g := &Gateway{opts: o, log: o.log, ups: map[string]*upstream{}, owners: map[string]*upstream{},
+		promptOwners: map[string]*upstream{}, resourceOwners: map[string]*upstream{}, templates: map[string]ownedTemplate{},
+		subs: map[string]map[string]bool{}, started: make(chan struct{})}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	hooks := &server.Hooks{}
 	if o.lazy {
 		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
-			if method == mcp.MethodToolsList || method == mcp.MethodToolsCall {
+			switch method {
+			case mcp.MethodToolsList, mcp.MethodToolsCall, mcp.MethodPromptsList, mcp.MethodPromptsGet,
+				mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodResourcesRead, mcp.MethodCompletionComplete:
 				g.waitStarted(ctx)
 			}
 		})
 	}
-	g.srv = server.NewMCPServer(o.name, o.ver, server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks))
+	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+		g.subscribe(ctx, sessionOf(ctx), req.Params.URI, true)
+	})
+	hooks.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		g.subscribe(ctx, sessionOf(ctx), req.Params.URI, false)
+	})
+	hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { g.dropSession(s.SessionID()) })
+	comp := completer{g: g}
+	g.srv = server.NewMCPServer(o.name, o.ver, server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks),
+		server.WithPromptCompletionProvider(comp), server.WithResourceCompletionProvider(comp))
+	if o.lazy {
+		// Nothing is known of the upstreams before the first client
+		// arrives: offer everything, and answer with empty lists when no
+		// upstream has a feature.
+		g.declareCapabilities(true)
+	}
 	for _, id := range sortedIDs(servers) {
 		if !servers[id].IsEnabled() {
 			g.log.Info("gateway: upstream disabled", "upstream", id)
@@ -225,6 +258,10 @@ func (g *Gateway) startAll(ctx context.Context) error {
 			}()
 		}
 		wg.Wait()
+		if !g.opts.lazy {
+			// Not yet serving: the capabilities can still change.
+			g.declareCapabilities(false)
+		}
 		g.startedOK.Store(true)
 		err = errors.Join(errs...)
 	})
@@ -355,27 +392,26 @@ func (g *Gateway) spawn(f func()) bool {
 // the ones it no longer has. Names taken by another upstream are skipped
 // with a warning.
 func (g *Gateway) register(u *upstream, add []server.ServerTool, remove []string) []server.ServerTool {
+	names := make([]string, 0, len(add))
 	g.mu.Lock()
-	kept := add[:0]
 	for _, st := range add {
-		if owner, taken := g.owners[st.Tool.Name]; taken && owner != u {
-			g.log.Warn("gateway: tool name taken by another upstream; skipped", "tool", st.Tool.Name, "upstream", u.id, "owner", owner.id)
+		if g.foreignTool(st.Tool.Name) {
+			g.log.Warn("gateway: tool name taken by a tool of the gateway's own server; skipped", "tool", st.Tool.Name, "upstream", u.id)
 			continue
 		}
-		g.owners[st.Tool.Name] = u
-		kept = append(kept, st)
+		names = append(names, st.Tool.Name)
 	}
-	var gone []string
-	for _, name := range remove {
-		if g.owners[name] == u {
-			delete(g.owners, name)
-			gone = append(gone, name)
-		}
-	}
-	closed := g.closed && len(kept) > 0
+	ok, gone := g.claim(g.owners, "tool", u, names, remove)
+	closed := g.closed && len(ok) > 0
 	g.mu.Unlock()
 	if closed {
 		return nil
+	}
+	var kept []server.ServerTool
+	for _, st := range add {
+		if ok[st.Tool.Name] {
+			kept = append(kept, st)
+		}
 	}
 	if len(gone) > 0 {
 		g.srv.DeleteTools(gone...)
@@ -384,6 +420,14 @@ func (g *Gateway) register(u *upstream, add []server.ServerTool, remove []string
 		g.srv.AddTools(kept...)
 	}
 	return kept
+}
+
+// foreignTool reports whether the gateway's server has a tool of that name
+// that no upstream registered, such as a CodeCall meta-tool: an upstream
+// must not replace it. g.mu held.
+func (g *Gateway) foreignTool(name string) bool {
+	_, ours := g.owners[name]
+	return !ours && g.srv.GetTool(name) != nil
 }
 
 func sortedIDs(m map[string]presets.Upstream) []string {

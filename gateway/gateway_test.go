@@ -59,13 +59,13 @@ type session struct {
 	notes []mcp.JSONRPCNotification
 }
 
-func connect(t *testing.T, srv *server.MCPServer) *session {
+func connect(t *testing.T, srv *server.MCPServer, opts ...client.ClientOption) *session {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	go func() { _ = server.NewStdioServer(srv).Listen(ctx, sr, sw) }()
-	c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(strings.NewReader(""))))
+	c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(strings.NewReader(""))), opts...)
 	s := &session{Client: c}
 	t.Cleanup(func() { _ = c.Close(); cancel(); _ = sw.Close(); _ = sr.Close() })
 	if err := c.Start(ctx); err != nil {
@@ -319,6 +319,10 @@ func TestProgressAndLogsAreForwarded(t *testing.T) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "fx.progress"
 	req.Params.Meta = &mcp.Meta{ProgressToken: "client-token-7"}
+	// The client's level decides which of the upstream's lines it gets.
+	if err := s.SetLevel(context.Background(), mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelInfo}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.CallTool(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -333,6 +337,11 @@ func TestProgressAndLogsAreForwarded(t *testing.T) {
 		}
 	}
 	eventually(t, "the log line", func() bool { return len(s.notifications("notifications/message")) >= 1 })
+	for _, n := range s.notifications("notifications/message") {
+		if n.Params.AdditionalFields["data"] != "progress done" {
+			t.Errorf("log line %v reached a client whose level is info", n.Params.AdditionalFields)
+		}
+	}
 }
 
 func TestSecretsStayOutOfErrorsLogsAndDiscovery(t *testing.T) {

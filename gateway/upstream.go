@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -64,8 +65,13 @@ type upstream struct {
 	retry      *time.Timer
 	pipe       *stderrPipe // the current child's stderr, stdio only
 
-	syncMu sync.Mutex          // serialises tool list updates
-	tools  map[string]mcp.Tool // gateway name -> tool as registered
+	caps mcp.ServerCapabilities // what the running upstream offers; u.mu
+
+	syncMu    sync.Mutex          // serialises list updates
+	tools     map[string]mcp.Tool // gateway name -> tool as registered
+	prompts   map[string]string   // gateway name -> upstream prompt name
+	resources map[string]bool     // resource URIs registered
+	templates map[string]bool     // resource URI templates registered
 
 	callsMu sync.Mutex
 	calls   map[string]*inflight // gateway progress token -> call
@@ -76,10 +82,12 @@ type upstream struct {
 type inflight struct {
 	ctx   context.Context
 	token mcp.ProgressToken // the client's own token, or nil
+	done  atomic.Bool       // answered; kept a moment for late notifications
 }
 
 func (g *Gateway) newUpstream(id string, cfg presets.Upstream) *upstream {
-	u := &upstream{g: g, id: id, cfg: cfg, state: stateIdle, tools: map[string]mcp.Tool{}, calls: map[string]*inflight{}}
+	u := &upstream{g: g, id: id, cfg: cfg, state: stateIdle, tools: map[string]mcp.Tool{}, calls: map[string]*inflight{},
+		prompts: map[string]string{}, resources: map[string]bool{}, templates: map[string]bool{}}
 	u.res, u.resErr = resolve(cfg, g.opts.lookup)
 	u.envHash = hashResolved(u.res)
 	u.red = newRedactor(u.res.secrets)
@@ -149,7 +157,17 @@ func (u *upstream) connect(ctx context.Context) error {
 	}
 	u.mu.Unlock()
 
-	cl, tools, err := u.dial(gen)
+	cl, lst, err := u.dial(gen)
+	u.g.nameMu.Lock()
+	defer u.g.nameMu.Unlock()
+	if err == nil {
+		// A name another upstream already serves would be shadowed or
+		// would shadow it; refuse rather than serve the wrong tool.
+		if cerr := u.g.nameConflicts(u, lst); cerr != nil {
+			_ = cl.Close()
+			cl, err = nil, cerr
+		}
+	}
 
 	u.mu.Lock()
 	u.connecting = nil
@@ -168,12 +186,16 @@ func (u *upstream) connect(ctx context.Context) error {
 		return fmt.Errorf("upstream %q: %s", u.id, msg)
 	}
 	u.cl = cl
+	u.caps = cl.GetServerCapabilities()
 	u.state = stateReady
 	u.err = ""
 	u.upSince = time.Now()
 	u.mu.Unlock()
-	u.g.log.Info("gateway: upstream ready", "upstream", u.id, "transport", u.cfg.Transport(), "tools", len(tools))
-	u.setTools(tools)
+	u.g.log.Info("gateway: upstream ready", "upstream", u.id, "transport", u.cfg.Transport(),
+		"tools", len(lst.tools), "prompts", len(lst.prompts), "resources", len(lst.resources), "resourceTemplates", len(lst.templates))
+	u.setTools(lst.tools)
+	u.setPrompts(lst.prompts)
+	u.setResources(lst.resources, lst.templates)
 	return nil
 }
 
@@ -247,6 +269,8 @@ func (u *upstream) close() {
 	u.tools = map[string]mcp.Tool{}
 	u.syncMu.Unlock()
 	u.g.register(u, nil, names)
+	u.setPrompts(nil)
+	u.setResources(nil, nil)
 }
 
 // stopClient closes a client (which stops its process) and then the read
@@ -262,22 +286,36 @@ func stopClient(cl *client.Client, pipe *stderrPipe) {
 	}
 }
 
-// dial starts a client, performs the handshake and lists the tools.
-func (u *upstream) dial(gen uint64) (*client.Client, []mcp.Tool, error) {
+// listing is what an upstream serves: its tools and, when it offers them,
+// its prompts, resources and resource templates.
+type listing struct {
+	tools     []mcp.Tool
+	prompts   []mcp.Prompt
+	resources []mcp.Resource
+	templates []mcp.ResourceTemplate
+}
+
+// dial starts a client, performs the handshake, sets the upstream's log
+// level and lists what it serves.
+func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 	if u.resErr != nil {
-		return nil, nil, u.resErr
+		return nil, listing{}, u.resErr
 	}
 	tr, stderr, err := u.transport()
 	if err != nil {
-		return nil, nil, err
+		return nil, listing{}, err
 	}
-	cl := client.NewClient(tr)
+	// Sampling and elicitation requests of the upstream are relayed to the
+	// client whose call is in flight (relay.go); declaring the handlers
+	// declares the capabilities.
+	rl := relay{u: u}
+	cl := client.NewClient(tr, client.WithSamplingHandler(rl), client.WithElicitationHandler(rl))
 	if err := cl.Start(u.g.ctx); err != nil {
 		if stderr != nil {
 			stderr.closeWriter()
 			_ = stderr.r.Close()
 		}
-		return nil, nil, fmt.Errorf("cannot start: %w", err)
+		return nil, listing{}, fmt.Errorf("cannot start: %w", err)
 	}
 	if stderr != nil {
 		stderr.closeWriter()
@@ -291,13 +329,13 @@ func (u *upstream) dial(gen uint64) (*client.Client, []mcp.Tool, error) {
 		if !started {
 			_ = cl.Close()
 			_ = stderr.r.Close()
-			return nil, nil, errors.New("the gateway is closing")
+			return nil, listing{}, errors.New("the gateway is closing")
 		}
 	}
 	cl.OnNotification(func(n mcp.JSONRPCNotification) { u.notified(gen, n) })
 	ctx, cancel := context.WithTimeout(u.g.ctx, u.g.opts.startTimeout)
 	defer cancel()
-	fail := func(step string, err error) (*client.Client, []mcp.Tool, error) {
+	fail := func(step string, err error) (*client.Client, listing, error) {
 		_ = cl.Close()
 		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %v (upstreams.startTimeout)", u.g.opts.startTimeout)
@@ -308,18 +346,46 @@ func (u *upstream) dial(gen uint64) (*client.Client, []mcp.Tool, error) {
 			stderr.waitDrained(time.Second)
 			msg += stderr.buf.suffix()
 		}
-		return nil, nil, errors.New(msg)
+		return nil, listing{}, errors.New(msg)
 	}
+	// The session-based revision (initialize handshake): on it the
+	// upstream may ask the client things in the middle of a call
+	// (sampling, elicitation) and takes a log level for the session,
+	// which the gateway relays (relay.go, notified). On 2026-07-28 a
+	// server may not send such requests, and servers written for both
+	// (the Go SDK's among them) then refuse them instead.
 	if _, err := cl.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ClientInfo: mcp.Implementation{Name: u.g.opts.name, Version: u.g.opts.ver},
+		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: u.g.opts.name, Version: u.g.opts.ver},
 	}}); err != nil {
 		return fail("initialize", err)
 	}
+	var lst listing
 	res, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		return fail("tools/list", err)
 	}
-	return cl, res.Tools, nil
+	lst.tools = res.Tools
+	caps := cl.GetServerCapabilities()
+	if caps.Logging != nil {
+		// Servers send no log messages until a level is set. The gateway
+		// asks for everything and filters by each client's own level
+		// when forwarding (notified).
+		if err := cl.SetLevel(ctx, mcp.SetLevelRequest{Params: mcp.SetLevelParams{Level: mcp.LoggingLevelDebug}}); err != nil {
+			return fail("logging/setLevel", err)
+		}
+	}
+	if caps.Prompts != nil {
+		if lst.prompts, err = listPrompts(ctx, cl); err != nil {
+			return fail("prompts/list", err)
+		}
+	}
+	if caps.Resources != nil {
+		if lst.resources, lst.templates, err = listResources(ctx, cl); err != nil {
+			return fail("resources/list", err)
+		}
+	}
+	return cl, lst, nil
 }
 
 // transport builds the client transport. For stdio the child gets exactly
@@ -394,6 +460,7 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 		u.calls[token] = call
 		u.callsMu.Unlock()
 		defer func() {
+			call.done.Store(true)
 			time.AfterFunc(lateNotifications, func() {
 				u.callsMu.Lock()
 				delete(u.calls, token)
@@ -438,6 +505,13 @@ func (u *upstream) notified(gen uint64, n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case string(mcp.MethodNotificationToolsListChanged):
 		u.g.spawn(func() { u.refresh(gen) })
+	case string(mcp.MethodNotificationPromptsListChanged):
+		u.g.spawn(func() { u.refreshPrompts(gen) })
+	case string(mcp.MethodNotificationResourcesListChanged):
+		u.g.spawn(func() { u.refreshResources(gen) })
+	case string(mcp.MethodNotificationResourceUpdated):
+		uri, _ := n.Params.AdditionalFields["uri"].(string)
+		u.g.resourceUpdated(uri, copyMap(n.Params.AdditionalFields))
 	case string(mcp.MethodNotificationProgress):
 		params := copyMap(n.Params.AdditionalFields)
 		token, _ := params["progressToken"].(string)
@@ -449,24 +523,48 @@ func (u *upstream) notified(gen uint64, n mcp.JSONRPCNotification) {
 		}
 		params["progressToken"] = call.token
 		_ = u.g.srv.SendNotificationToClient(call.ctx, n.Method, params)
-	case "notifications/message":
+	case string(mcp.MethodNotificationMessage):
 		// A log line is not tied to a request; it goes to the clients with
-		// a call to this upstream in flight.
-		params := copyMap(n.Params.AdditionalFields)
-		u.callsMu.Lock()
-		var targets []context.Context
-		seen := map[string]bool{}
-		for _, c := range u.calls {
-			if s := server.ClientSessionFromContext(c.ctx); s != nil && !seen[s.SessionID()] {
-				seen[s.SessionID()] = true
-				targets = append(targets, c.ctx)
-			}
+		// a call to this upstream in flight, each filtered by the level
+		// that client set (mcp-go's SendLogMessageToClient).
+		note, ok := logNotification(n)
+		if !ok {
+			return
 		}
-		u.callsMu.Unlock()
-		for _, ctx := range targets {
-			_ = u.g.srv.SendNotificationToClient(ctx, n.Method, params)
+		for _, ctx := range u.callers(false) {
+			_ = u.g.srv.SendLogMessageToClient(ctx, note)
 		}
 	}
+}
+
+// callers returns the context of one call per client session with a call
+// to this upstream in flight; with running, only calls not yet answered.
+func (u *upstream) callers(running bool) []context.Context {
+	u.callsMu.Lock()
+	defer u.callsMu.Unlock()
+	var targets []context.Context
+	seen := map[string]bool{}
+	for _, c := range u.calls {
+		if running && c.done.Load() {
+			continue
+		}
+		if s := server.ClientSessionFromContext(c.ctx); s != nil && !seen[s.SessionID()] {
+			seen[s.SessionID()] = true
+			targets = append(targets, c.ctx)
+		}
+	}
+	return targets
+}
+
+// logNotification decodes an upstream's notifications/message.
+func logNotification(n mcp.JSONRPCNotification) (mcp.LoggingMessageNotification, bool) {
+	var note mcp.LoggingMessageNotification
+	b, err := json.Marshal(n.Params.AdditionalFields)
+	if err != nil || json.Unmarshal(b, &note.Params) != nil || note.Params.Level == "" {
+		return note, false
+	}
+	note.Method = n.Method
+	return note, true
 }
 
 func copyMap(m map[string]any) map[string]any {
@@ -505,12 +603,11 @@ func (u *upstream) setTools(tools []mcp.Tool) {
 		return
 	}
 	want := map[string]mcp.Tool{}
-	for _, t := range tools {
-		if (len(u.include) > 0 && !u.include.Match(t.Name)) || u.exclude.Match(t.Name) {
-			continue
-		}
+	orig := map[string]string{}
+	for _, t := range u.keptTools(tools) {
 		gt := u.expose(t)
 		want[gt.Name] = gt
+		orig[gt.Name] = t.Name
 	}
 	var add []server.ServerTool
 	var remove []string
@@ -518,7 +615,7 @@ func (u *upstream) setTools(tools []mcp.Tool) {
 		if old, ok := u.tools[name]; ok && sameTool(old, t) {
 			continue
 		}
-		add = append(add, server.ServerTool{Tool: t, Handler: u.handler(strings.TrimPrefix(name, u.id+u.g.opts.sep))})
+		add = append(add, server.ServerTool{Tool: t, Handler: u.handler(orig[name])})
 	}
 	for name := range u.tools {
 		if _, ok := want[name]; !ok {
@@ -540,6 +637,26 @@ func sameTool(a, b mcp.Tool) bool {
 	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
+// exposedName is the gateway's name for an upstream tool or prompt.
+func (u *upstream) exposedName(name string) string {
+	if u.cfg.IsPrefixed() {
+		return u.id + u.g.opts.sep + name
+	}
+	return name
+}
+
+// keptTools returns the tools that pass the include/exclude globs.
+func (u *upstream) keptTools(tools []mcp.Tool) []mcp.Tool {
+	var out []mcp.Tool
+	for _, t := range tools {
+		if (len(u.include) > 0 && !u.include.Match(t.Name)) || u.exclude.Match(t.Name) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // expose turns an upstream tool into the gateway's: prefixed name, CodeCall
 // metadata naming the app and source, secrets removed from its text. An
 // upstream's own _meta.codecall may add tags, examples and visibility, but
@@ -557,7 +674,7 @@ func (u *upstream) expose(t mcp.Tool) mcp.Tool {
 	if own.RequiresApproval != nil && *own.RequiresApproval {
 		m.RequiresApproval = catalog.Bool(true)
 	}
-	t.Name = u.id + u.g.opts.sep + t.Name
+	t.Name = u.exposedName(t.Name)
 	t.Description = u.red.String(t.Description)
 	t.Title = u.red.String(t.Title)
 	if t.Meta != nil {

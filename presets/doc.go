@@ -96,6 +96,7 @@
 //	  includeTools           [glob]   over the upstream's tool names; empty means all
 //	  excludeTools           [glob]   wins over includeTools
 //	  requiresApproval       bool     default for every tool of the server
+//	  prefix                 bool     false: tool and prompt names unchanged (default true: <id><separator><name>)
 //
 // The preset values:
 //

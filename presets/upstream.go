@@ -66,6 +66,11 @@ type Upstream struct {
 	// RequiresApproval is the default of requiresApproval for every tool of
 	// this server; tools: overrides still win.
 	RequiresApproval *bool `koanf:"requiresApproval" json:"requiresApproval,omitempty"`
+	// Prefix false serves the upstream's tool and prompt names unchanged
+	// instead of <serverId><separator><name> (default true), for a gateway
+	// that must look like the server behind it. The gateway refuses to start
+	// such an upstream when one of its names is already served by another.
+	Prefix *bool `koanf:"prefix" json:"prefix,omitempty"`
 }
 
 // The upstream transport types.
@@ -90,6 +95,10 @@ var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // IsEnabled reports whether the server is served (Enabled unset means yes).
 func (u Upstream) IsEnabled() bool { return u.Enabled == nil || *u.Enabled }
+
+// IsPrefixed reports whether the server's tool and prompt names get the
+// server id in front (Prefix unset means yes).
+func (u Upstream) IsPrefixed() bool { return u.Prefix == nil || *u.Prefix }
 
 // Transport returns the transport type, inferring it when Type is empty.
 func (u Upstream) Transport() string {
