@@ -33,12 +33,17 @@ func LoadEnv(path string, env []string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("presets: read config: %w", err)
 	}
+	return parseFile(path, data, env)
+}
+
+// parseFile parses the contents of the config file at path. Policy paths
+// in a file are relative to the file, so a config and its policies can
+// move together; Load and every reload resolve them the same way.
+func parseFile(path string, data []byte, env []string) (Config, error) {
 	cfg, err := parse(path, data, env)
 	if err != nil {
 		return cfg, err
 	}
-	// Policy paths in a file are relative to the file, so a config and
-	// its policies can move together.
 	base := filepath.Dir(path)
 	for i, p := range cfg.Policy.Paths {
 		if !filepath.IsAbs(p) {

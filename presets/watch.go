@@ -200,7 +200,7 @@ func (w *Watcher) reload() {
 	w.readOK, w.lastData = err == nil, data
 	var cfg Config
 	if err == nil {
-		cfg, err = parse(w.path, data, w.env)
+		cfg, err = parseFile(w.path, data, w.env)
 	}
 	if err != nil {
 		w.logger.Warn("presets: config reload rejected; keeping the last good configuration", "error", err)

@@ -239,3 +239,19 @@ func TestWatchErrors(t *testing.T) {
 		t.Error("Watch on a missing directory succeeded")
 	}
 }
+
+// TestWatchResolvesPolicyPaths checks that a reload resolves relative
+// policy paths against the config file's directory, as Load does.
+func TestWatchResolvesPolicyPaths(t *testing.T) {
+	f := newWatchFixture(t, "preset: secure\n")
+	initial, err := LoadEnv(f.path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.start(t, WithInitial(initial))
+	f.write(t, "preset: balanced\npolicy: {paths: [policies]}\n")
+	c := f.waitPreset(t, Balanced)
+	if want := filepath.Join(filepath.Dir(f.path), "policies"); len(c.Policy.Paths) != 1 || c.Policy.Paths[0] != want {
+		t.Fatalf("reloaded policy.paths = %q, want [%q]", c.Policy.Paths, want)
+	}
+}
