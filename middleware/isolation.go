@@ -91,6 +91,7 @@ func (c *CodeCall) retirePoolLocked() {
 	}
 	old := c.pool
 	c.pool = nil
+	addCounters(&c.poolBase, old.Stats())
 	c.poolWG.Add(1)
 	go func() {
 		defer c.poolWG.Done()

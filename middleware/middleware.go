@@ -23,6 +23,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/meta"
@@ -57,6 +58,8 @@ type CodeCall struct {
 	poolKey    poolKey
 	fallback   string         // why plans run in process despite the config, or ""
 	poolWG     sync.WaitGroup // pools being closed
+	poolBase   sandbox.Stats  // counters of the pools a reload replaced
+	metrics    metric.Registration
 
 	// Long-lived policy state, shared by every generation.
 	policies    *policy.Policies
@@ -137,6 +140,9 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	if o.tracer == nil {
 		o.tracer = otel.GetTracerProvider()
 	}
+	if o.meter == nil {
+		o.meter = otel.GetMeterProvider()
+	}
 	cfg, err := initialConfig(o)
 	if err != nil {
 		return nil, err
@@ -176,6 +182,9 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		return nil, err
 	}
 
+	if c.metrics, err = c.registerMetrics(o.meter); err != nil {
+		c.log.Warn("codecall: sandbox metrics are off", "error", err)
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	c.mu.Lock()
@@ -354,6 +363,9 @@ func (c *CodeCall) Close() error {
 		c.retirePoolLocked()
 		c.mu.Unlock()
 		c.poolWG.Wait()
+		if c.metrics != nil {
+			_ = c.metrics.Unregister()
+		}
 	})
 	return nil
 }

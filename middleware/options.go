@@ -1,6 +1,8 @@
 package middleware
 
 import (
+	"go.opentelemetry.io/otel/metric"
+
 	"go.opentelemetry.io/otel/trace"
 
 	"log/slog"
@@ -34,6 +36,7 @@ type options struct {
 	watch        bool
 	noReload     bool
 	tracer       trace.TracerProvider
+	meter        metric.MeterProvider
 	auditHandler slog.Handler
 	sandbox      []sandbox.Option
 }
@@ -51,6 +54,14 @@ func WithAuditHandler(h slog.Handler) Option {
 // provider, which records nothing until the program installs one.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(o *options) { o.tracer = tp }
+}
+
+// WithMeterProvider reports the sandbox worker pool (warm and live
+// workers, spawns and their time, queue waits and timeouts, kills by
+// cause) as OpenTelemetry metrics of mp. The default is OpenTelemetry's
+// global provider, which records nothing until the program installs one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(o *options) { o.meter = mp }
 }
 
 // WithConfigFile loads the configuration from a YAML file and reloads it

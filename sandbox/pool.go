@@ -308,6 +308,7 @@ func (p *Pool) acquire(ctx context.Context) (*worker, time.Duration, error) {
 			}
 			wait := time.Since(start)
 			p.st.queueNanos.Add(int64(wait))
+			p.st.acquired.Add(1)
 			return w, wait, nil
 		case <-t.C:
 			return nil, time.Since(start), errQueueTimeout
@@ -397,14 +398,21 @@ type Stats struct {
 	// QueueTimeouts counts runs that gave up waiting.
 	Queued        int64 `json:"queued"`
 	QueueTimeouts int64 `json:"queueTimeouts"`
+	// Acquired counts runs that got a worker; QueueWaitSeconds is the
+	// time they spent waiting for it, in total.
+	Acquired         int64   `json:"acquired"`
+	QueueWaitSeconds float64 `json:"queueWaitSeconds"`
+	// SpawnSeconds is the time from spawn to ready of every worker that
+	// became ready, in total.
+	SpawnSeconds float64 `json:"spawnSeconds"`
 	// Kills counts workers killed or lost, by cause.
 	Kills map[string]int64 `json:"kills"`
 }
 
 type stats struct {
-	spawned, spawnFailures, spawnNanos, queueNanos, queued, queueTimeouts atomic.Int64
-	mu                                                                    sync.Mutex
-	killed                                                                map[string]int64
+	spawned, spawnFailures, spawnNanos, queueNanos, queued, queueTimeouts, acquired atomic.Int64
+	mu                                                                              sync.Mutex
+	killed                                                                          map[string]int64
 }
 
 func (s *stats) kills(cause string) {
@@ -420,6 +428,9 @@ func (s *stats) kills(cause string) {
 func (p *Pool) Stats() Stats {
 	s := Stats{Warm: len(p.warm), Live: len(p.slots), Spawned: p.st.spawned.Load(), SpawnFailures: p.st.spawnFailures.Load(),
 		Queued: p.st.queued.Load(), QueueTimeouts: p.st.queueTimeouts.Load(), Kills: map[string]int64{}}
+	s.Acquired = p.st.acquired.Load()
+	s.QueueWaitSeconds = time.Duration(p.st.queueNanos.Load()).Seconds()
+	s.SpawnSeconds = time.Duration(p.st.spawnNanos.Load()).Seconds()
 	if s.Spawned > 0 {
 		s.MeanSpawnMs = ms(time.Duration(p.st.spawnNanos.Load() / s.Spawned))
 	}

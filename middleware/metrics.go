@@ -1,0 +1,105 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/codecall-go/codecall/meta"
+	"github.com/codecall-go/codecall/sandbox"
+)
+
+// poolStatsLocked is the worker pool's counters since Wrap: those of the
+// pools a reload replaced, plus the current pool's. Callers hold c.mu.
+func (c *CodeCall) poolStatsLocked() sandbox.Stats {
+	st := c.poolBase
+	st.Kills = map[string]int64{}
+	for k, v := range c.poolBase.Kills {
+		st.Kills[k] = v
+	}
+	if c.pool != nil {
+		cur := c.pool.Stats()
+		st.Warm, st.Live, st.Queued = cur.Warm, cur.Live, cur.Queued
+		addCounters(&st, cur)
+	}
+	return st
+}
+
+// addCounters adds the monotonic counters of s to total.
+func addCounters(total *sandbox.Stats, s sandbox.Stats) {
+	total.Spawned += s.Spawned
+	total.SpawnFailures += s.SpawnFailures
+	total.SpawnSeconds += s.SpawnSeconds
+	total.QueueTimeouts += s.QueueTimeouts
+	total.Acquired += s.Acquired
+	total.QueueWaitSeconds += s.QueueWaitSeconds
+	if total.Kills == nil {
+		total.Kills = map[string]int64{}
+	}
+	for k, v := range s.Kills {
+		total.Kills[k] += v
+	}
+}
+
+// registerMetrics reports the worker pool through OpenTelemetry metrics,
+// read from the pool's counters whenever the provider collects.
+func (c *CodeCall) registerMetrics(mp metric.MeterProvider) (metric.Registration, error) {
+	m := mp.Meter(meta.Instrumentation)
+	var errs []error
+	gauge := func(name, desc string) metric.Int64ObservableGauge {
+		g, err := m.Int64ObservableGauge(name, metric.WithDescription(desc))
+		errs = append(errs, err)
+		return g
+	}
+	counter := func(name, desc string) metric.Int64ObservableCounter {
+		g, err := m.Int64ObservableCounter(name, metric.WithDescription(desc))
+		errs = append(errs, err)
+		return g
+	}
+	seconds := func(name, desc string) metric.Float64ObservableCounter {
+		g, err := m.Float64ObservableCounter(name, metric.WithDescription(desc), metric.WithUnit("s"))
+		errs = append(errs, err)
+		return g
+	}
+	warm := gauge("codecall.sandbox.workers.warm", "Sandboxed worker processes ready for a plan.")
+	live := gauge("codecall.sandbox.workers.live", "Sandboxed worker processes alive (warm, running or exiting).")
+	queued := gauge("codecall.sandbox.queue.waiting", "Plans waiting for a worker.")
+	spawns := counter("codecall.sandbox.spawns", "Workers that became ready.")
+	spawnFailures := counter("codecall.sandbox.spawn.failures", "Workers that failed to start.")
+	spawnTime := seconds("codecall.sandbox.spawn.duration", "Time from spawn to ready, summed over workers (divide by spawns for the mean).")
+	acquired := counter("codecall.sandbox.runs", "Plans that got a worker.")
+	queueWait := seconds("codecall.sandbox.queue.wait", "Time plans waited for a worker, summed (divide by runs for the mean).")
+	queueTimeouts := counter("codecall.sandbox.queue.timeouts", "Plans refused because no worker became free in time.")
+	kills := counter("codecall.sandbox.kills", "Workers killed or lost, by cause.")
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("codecall: metrics: %w", err)
+		}
+	}
+	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		c.mu.Lock()
+		st := c.poolStatsLocked()
+		c.mu.Unlock()
+		o.ObserveInt64(warm, int64(st.Warm))
+		o.ObserveInt64(live, int64(st.Live))
+		o.ObserveInt64(queued, st.Queued)
+		o.ObserveInt64(spawns, st.Spawned)
+		o.ObserveInt64(spawnFailures, st.SpawnFailures)
+		o.ObserveFloat64(spawnTime, st.SpawnSeconds)
+		o.ObserveInt64(acquired, st.Acquired)
+		o.ObserveFloat64(queueWait, st.QueueWaitSeconds)
+		o.ObserveInt64(queueTimeouts, st.QueueTimeouts)
+		causes := make([]string, 0, len(st.Kills))
+		for cause := range st.Kills {
+			causes = append(causes, cause)
+		}
+		sort.Strings(causes)
+		for _, cause := range causes {
+			o.ObserveInt64(kills, st.Kills[cause], metric.WithAttributes(attribute.String("cause", cause)))
+		}
+		return nil
+	}, warm, live, queued, spawns, spawnFailures, spawnTime, acquired, queueWait, queueTimeouts, kills)
+}
