@@ -134,14 +134,14 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 	}
 	g := &Gateway{opts: o, log: o.log, ups: map[string]*upstream{}, owners: map[string]*upstream{}, started: make(chan struct{})}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	// A request for tools waits until every upstream has been tried, so
+	// the first tools/list is complete; the handshake never waits.
 	hooks := &server.Hooks{}
-	if o.lazy {
-		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
-			if method == mcp.MethodToolsList || method == mcp.MethodToolsCall {
-				g.waitStarted(ctx)
-			}
-		})
-	}
+	hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
+		if method == mcp.MethodToolsList || method == mcp.MethodToolsCall {
+			g.waitStarted(ctx)
+		}
+	})
 	g.srv = server.NewMCPServer(o.name, o.ver, server.WithToolCapabilities(true), server.WithLogging(), server.WithHooks(hooks))
 	for _, id := range sortedIDs(servers) {
 		if !servers[id].IsEnabled() {
@@ -199,8 +199,9 @@ func (g *Gateway) Server() *server.MCPServer { return g.srv }
 // either answered with its tools or failed (bounded by the start timeout).
 // Failed upstreams are logged with their reason and retried in the
 // background; the error lists them but the gateway serves the others.
-// With WithLazyStart, Start returns at once and the first client request
-// for tools does the work.
+// It may run in the background while the server already serves: requests
+// for tools wait for it, the handshake does not. With WithLazyStart, Start
+// returns at once and the first client request for tools does the work.
 func (g *Gateway) Start(ctx context.Context) error {
 	if g.opts.lazy {
 		return nil
@@ -231,13 +232,15 @@ func (g *Gateway) startAll(ctx context.Context) error {
 	return err
 }
 
-// waitStarted starts the upstreams on the first request in lazy mode and
-// holds requests until that is done (or their context ends).
+// waitStarted holds a request until every upstream has been tried (or the
+// request's context ends), starting them if nothing has yet: the lazy
+// mode's first request, or an eager gateway whose Start runs in the
+// background or was never called.
 func (g *Gateway) waitStarted(ctx context.Context) {
 	if g.startedOK.Load() {
 		return
 	}
-	go func() { _ = g.startAll(g.ctx) }()
+	g.spawn(func() { _ = g.startAll(g.ctx) })
 	select {
 	case <-g.started:
 	case <-ctx.Done():
