@@ -63,6 +63,7 @@ type upstream struct {
 	connecting chan struct{}
 	retry      *time.Timer
 	pipe       *stderrPipe // the current child's stderr, stdio only
+	diedWhy    string      // set when the connection died while starting
 
 	syncMu sync.Mutex          // serialises tool list updates
 	tools  map[string]mcp.Tool // gateway name -> tool as registered
@@ -141,6 +142,7 @@ func (u *upstream) connect(ctx context.Context) error {
 	ch := make(chan struct{})
 	u.connecting = ch
 	u.state = stateStarting
+	u.diedWhy = ""
 	u.gen++
 	gen := u.gen
 	if u.retry != nil {
@@ -160,6 +162,13 @@ func (u *upstream) connect(ctx context.Context) error {
 		u.mu.Unlock()
 		stopClient(cl, pipe)
 		return fmt.Errorf("upstream %q: stopped", u.id)
+	}
+	if err == nil && u.diedWhy != "" {
+		// The process exited between the handshake and now.
+		err = errors.New(u.diedWhy)
+		pipe := u.pipe
+		u.pipe = nil
+		go stopClient(cl, pipe)
 	}
 	if err != nil {
 		msg := u.red.String(err.Error())
@@ -213,6 +222,9 @@ func (u *upstream) fail(msg string) {
 // exited or the transport failed during a call.
 func (u *upstream) lost(gen uint64, why string) {
 	u.mu.Lock()
+	if u.gen == gen && u.state == stateStarting {
+		u.diedWhy = why // connect reports it
+	}
 	if u.gen != gen || u.state != stateReady {
 		u.mu.Unlock()
 		return
