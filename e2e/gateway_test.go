@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +47,8 @@ func TestGatewayEndToEnd(t *testing.T) {
 				}
 				servers[id] = u
 			}
+			// A broken entry must be reported and the others served.
+			servers["broken"] = map[string]any{"command": filepath.Join(dir, "no-such-server")}
 			b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -61,6 +64,9 @@ func TestGatewayEndToEnd(t *testing.T) {
 				srv := s.startHTTPWith(ctx, t, serve)
 				s.runScript(ctx, t, transport, script, "--dir", files, "http", "http://"+srv.addr+"/mcp")
 				srv.stop(t)
+				if log := srv.out.text(); !strings.Contains(log, "upstream=broken") || !strings.Contains(log, "no-such-server") {
+					t.Errorf("the server log does not report the broken entry with its reason:\n%s", log)
+				}
 			}
 			// The plan really wrote through the filesystem server.
 			got, err := os.ReadFile(filepath.Join(files, "codecall-note.txt"))
