@@ -129,6 +129,15 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 	if o.log == nil {
 		o.log = slog.Default()
 	}
+	if o.sep == "" {
+		o.sep = DefaultSeparator
+	}
+	if o.startTimeout <= 0 {
+		o.startTimeout = DefaultStartTimeout
+	}
+	if o.backoffMin <= 0 || o.backoffMax < o.backoffMin {
+		return nil, fmt.Errorf("gateway: WithBackoff(%v, %v): the first wait must be positive and not longer than the longest", o.backoffMin, o.backoffMax)
+	}
 	if err := (presets.UpstreamsConfig{Separator: o.sep, Servers: servers}).Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
