@@ -77,6 +77,34 @@ func TestGatewayEndToEnd(t *testing.T) {
 	}
 }
 
+// TestGatewayProgressEndToEnd: the everything server's progress
+// notifications for a call reach the TypeScript SDK client through the
+// gateway, under the client's own progress token.
+func TestGatewayProgressEndToEnd(t *testing.T) {
+	s := prepare(t)
+	script := s.copyScript(t, "gateway.mjs")
+	ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
+	defer cancel()
+	dir := t.TempDir()
+	servers := filepath.Join(dir, "servers.json")
+	entry := filepath.Join(s.nodeDir, "node_modules", filepath.FromSlash(upstreamPackages["everything"]))
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": s.node, "args": []string{entry}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "codecall.yaml")
+	for name, data := range map[string][]byte{
+		servers: b,
+		config:  []byte("tools:\n  everything.trigger-long-running-operation: {visibleInListTools: true}\n"),
+	} {
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The summary's transport field names the check, not the transport.
+	s.runScript(ctx, t, "progress", script, "--progress", "stdio", s.bin, "serve", "--upstreams", servers, "--config", config)
+}
+
 // copyScript copies another client script next to node_modules, named by
 // its content like the main client, and returns its file name.
 func (s *setup) copyScript(t *testing.T, name string) string {
