@@ -423,3 +423,22 @@ func TestNewRejectsInvalidEntries(t *testing.T) {
 		t.Errorf("New = %v", err)
 	}
 }
+
+func TestServersOf(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "servers.json"), []byte(`{"mcpServers": {"a": {"command": "x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	servers, err := ServersOf(presets.UpstreamsConfig{File: "servers.json", Servers: map[string]presets.Upstream{"b": {URL: "http://h/mcp"}}}, dir)
+	if err != nil || len(servers) != 2 || servers["a"].Command != "x" {
+		t.Errorf("ServersOf = %v, %v", servers, err)
+	}
+	_, err = ServersOf(presets.UpstreamsConfig{File: "servers.json", Servers: map[string]presets.Upstream{"a": {URL: "http://h/mcp"}}}, dir)
+	if err == nil || !strings.Contains(err.Error(), `"a" is defined both`) {
+		t.Errorf("duplicate id: %v", err)
+	}
+	_, err = ServersOf(presets.UpstreamsConfig{File: "missing.json"}, dir)
+	if err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("missing file: %v", err)
+	}
+}
