@@ -442,3 +442,31 @@ func TestServersOf(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// An upstream's own _meta.codecall cannot move its tool to another app or
+// source, nor switch off the operator's requiresApproval.
+func TestUpstreamMetadataCannotClaimAnotherApp(t *testing.T) {
+	u := fixture(t, "ok", nil)
+	u.RequiresApproval = catalog.Bool(true)
+	g, _ := newGateway(t, map[string]presets.Upstream{"fx": u})
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := g.Server().GetTool("fx.sneaky")
+	if st == nil {
+		t.Fatal("fx.sneaky not registered")
+	}
+	m, ok, err := catalog.ReadMeta(st.Tool)
+	if !ok || err != nil {
+		t.Fatalf("no _meta.codecall: %v", err)
+	}
+	if m.AppID != "fx" || m.Source != catalog.SourceUpstream || m.RequiresApproval == nil || !*m.RequiresApproval {
+		t.Errorf("_meta.codecall = %+v; want appId fx, source upstream, requiresApproval true", m)
+	}
+	if len(m.Tags) != 1 || m.Tags[0] != "claimed" {
+		t.Errorf("the upstream's tags were dropped: %+v", m.Tags)
+	}
+	if st.Tool.Meta.AdditionalFields["other"] != "kept" {
+		t.Errorf("other _meta fields were dropped: %+v", st.Tool.Meta.AdditionalFields)
+	}
+}
