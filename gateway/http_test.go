@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -106,5 +110,110 @@ func TestHTTPAndSSEUpstreams(t *testing.T) {
 	}
 	if res := call(t, s, "events.echo", map[string]any{"text": "still"}); text(res) != "still" {
 		t.Errorf("events.echo after the other upstream died = %+v", res)
+	}
+}
+
+// A client's cancellation reaches a tool running on an HTTP upstream.
+func TestHTTPCancellationReachesUpstream(t *testing.T) {
+	cancelled := make(chan struct{}, 1)
+	up := server.NewMCPServer("remote", "1.0.0", server.WithToolCapabilities(true))
+	up.AddTool(mcp.NewTool("wait", mcp.WithDescription("Wait until cancelled.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				cancelled <- struct{}{}
+				return nil, ctx.Err()
+			case <-time.After(20 * time.Second):
+				return mcp.NewToolResultText("finished"), nil
+			}
+		})
+	hs := httptest.NewServer(server.NewStreamableHTTPServer(up))
+	t.Cleanup(hs.Close)
+	g, _ := newGateway(t, map[string]presets.Upstream{"remote": {URL: hs.URL + "/mcp"}})
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := connect(t, g.Server())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "remote.wait"
+	if _, err := s.CallTool(ctx, req); err == nil {
+		t.Fatal("the cancelled call returned no error")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream tool never saw the cancellation")
+	}
+}
+
+// legacyOnly answers server/discover with "method not found", so clients
+// fall back to the initialize handshake of the 2025 revisions, as most
+// servers in use today require; it reports notifications/cancelled.
+func legacyOnly(next http.Handler, cancels chan<- string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     any    `json:"id"`
+			Method string `json:"method"`
+			Params struct {
+				RequestID any `json:"requestId"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		switch msg.Method {
+		case "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID,
+				"error": map[string]any{"code": mcp.METHOD_NOT_FOUND, "message": "Method not found"}})
+			return
+		case string(mcp.MethodNotificationCancelled):
+			cancels <- fmt.Sprint(msg.Params.RequestID)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// On a legacy HTTP connection the gateway tells the upstream with
+// notifications/cancelled, which mcp-go's client alone does not send there.
+func TestLegacyHTTPCancellationSendsNotification(t *testing.T) {
+	cancels := make(chan string, 4)
+	up := server.NewMCPServer("legacy", "1.0.0", server.WithToolCapabilities(true))
+	up.AddTool(mcp.NewTool("wait", mcp.WithDescription("Wait for 20 seconds.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(20 * time.Second):
+				return mcp.NewToolResultText("finished"), nil
+			}
+		})
+	hs := httptest.NewServer(legacyOnly(server.NewStreamableHTTPServer(up), cancels))
+	t.Cleanup(hs.Close)
+	g, _ := newGateway(t, map[string]presets.Upstream{"legacy": {URL: hs.URL + "/mcp"}})
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := connect(t, g.Server())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "legacy.wait"
+	if _, err := s.CallTool(ctx, req); err == nil {
+		t.Fatal("the cancelled call returned no error")
+	}
+	select {
+	case id := <-cancels:
+		if id == "" || id == "<nil>" {
+			t.Errorf("notifications/cancelled without a requestId")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream never received notifications/cancelled")
 	}
 }

@@ -340,10 +340,16 @@ func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 	switch u.cfg.Transport() {
 	case presets.UpstreamHTTP:
 		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening())
-		return t, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return &cancellingHTTP{StreamableHTTP: t}, nil, nil
 	case presets.UpstreamSSE:
 		t, err := transport.NewSSE(u.cfg.URL, transport.WithHeaders(u.res.headers))
-		return t, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return &cancellingSSE{SSE: t}, nil, nil
 	}
 	p, err := newStderrPipe(u.red)
 	if err != nil {
