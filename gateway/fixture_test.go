@@ -55,6 +55,14 @@ func runFixture(mode string) int {
 			}
 			return text(v), nil
 		})
+	srv.AddTool(mcp.NewTool("cwd", mcp.WithDescription("The server process's working directory.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			wd, err := os.Getwd()
+			if err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			return text(wd), nil
+		})
 	srv.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fails.")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError("boom from upstream"), nil

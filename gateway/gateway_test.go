@@ -372,6 +372,22 @@ func TestSecretsStayOutOfErrorsLogsAndDiscovery(t *testing.T) {
 	}
 }
 
+func TestWorkingDirectory(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := fixture(t, "ok", nil)
+	u.Cwd = dir
+	g, _ := newGateway(t, map[string]presets.Upstream{"fx": u})
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, connect(t, g.Server()), "fx.cwd", nil); text(res) != dir {
+		t.Errorf("the upstream runs in %q, want %q", text(res), dir)
+	}
+}
+
 func TestLazyStartWaitsForFirstRequest(t *testing.T) {
 	g, _ := newGateway(t, map[string]presets.Upstream{"fx": fixture(t, "ok", nil)}, WithLazyStart(true))
 	if err := g.Start(context.Background()); err != nil {
