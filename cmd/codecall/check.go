@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/codecall-go/codecall/gateway"
 	"github.com/codecall-go/codecall/presets"
@@ -29,6 +30,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		} else {
 			fmt.Fprintf(stdout, "%s: ok (mode %s, preset %s, timeout %s, %d tool calls per run)\n",
 				*configFile, cfg.Mode, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
+			if cfg.Upstreams.File != "" {
+				if _, err := gateway.ServersOf(cfg.Upstreams, filepath.Dir(*configFile)); err != nil {
+					fmt.Fprintf(stdout, "%s: upstreams.file: invalid\n%v\n", *configFile, err)
+					failed = true
+				}
+			}
 		}
 	}
 	if *catalogFile != "" {

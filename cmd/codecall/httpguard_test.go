@@ -73,6 +73,13 @@ func TestServeUpstreamsErrors(t *testing.T) {
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func TestCheckUpstreams(t *testing.T) {
+	if code, out, _ := runCLI(t, "check", "--upstreams", "../../examples/servers.json"); code != 0 {
+		t.Errorf("the sample examples/servers.json does not pass check: %s", out)
+	}
+	config := writeFile(t, "codecall.yaml", "upstreams: {file: missing-servers.json}\n")
+	if code, out, _ := runCLI(t, "check", "--config", config); code != 1 || !contains(out, "missing-servers.json") {
+		t.Errorf("a config naming a missing upstreams file: code %d, %s", code, out)
+	}
 	code, out, _ := runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://127.0.0.1:9/mcp"}}}`))
 	if code != 0 || !contains(out, "2 servers") {
 		t.Errorf("valid file: code %d, %s", code, out)
