@@ -339,13 +339,14 @@ func (u *upstream) dial(gen uint64) (*client.Client, []mcp.Tool, error) {
 func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 	switch u.cfg.Transport() {
 	case presets.UpstreamHTTP:
-		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening())
+		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening(),
+			transport.WithHTTPLogger(u.g.log.With("upstream", u.id)))
 		if err != nil {
 			return nil, nil, err
 		}
 		return &cancellingHTTP{StreamableHTTP: t}, nil, nil
 	case presets.UpstreamSSE:
-		t, err := transport.NewSSE(u.cfg.URL, transport.WithHeaders(u.res.headers))
+		t, err := transport.NewSSE(u.cfg.URL, transport.WithHeaders(u.res.headers), transport.WithSSELogger(u.g.log.With("upstream", u.id)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -356,7 +357,7 @@ func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 		return nil, nil, err
 	}
 	env, dir := u.res.env, u.cfg.Cwd
-	t := transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args, transport.WithCommandFunc(
+	t := transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args, transport.WithCommandLogger(u.g.log.With("upstream", u.id)), transport.WithCommandFunc(
 		func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.Command(command, args...)
 			// Not os.Environ(): only the baseline, the allowlist and env.
