@@ -42,7 +42,7 @@ func (l *logBuffer) String() string {
 func newGateway(t *testing.T, servers map[string]presets.Upstream, opts ...Option) (*Gateway, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
-	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithStartTimeout(20 * time.Second)}, opts...)
+	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), WithStartTimeout(20 * time.Second)}, opts...)
 	g, err := New(servers, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -353,6 +353,9 @@ func TestSecretsStayOutOfErrorsLogsAndDiscovery(t *testing.T) {
 	list, lerr := s.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if lerr != nil {
 		t.Fatal(lerr)
+	}
+	if !strings.Contains(logs.String(), "fatal: cannot open database with key prefix-[redacted]") {
+		t.Errorf("the debug log lacks the upstream's stderr line, redacted:\n%s", logs)
 	}
 	statuses, _ := json.Marshal(g.Status())
 	for what, s := range map[string]string{"error": err.Error(), "log": logs.String(), "tools/list": string(mustJSON(t, list)), "status": string(statuses)} {

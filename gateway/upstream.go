@@ -1,12 +1,13 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -352,7 +353,7 @@ func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 		}
 		return &cancellingSSE{SSE: t}, nil, nil
 	}
-	p, err := newStderrPipe(u.red)
+	p, err := newStderrPipe(u.red, u.g.log.With("upstream", u.id))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -615,25 +616,42 @@ func (u *upstream) redactSchemas(t mcp.Tool) mcp.Tool {
 type stderrPipe struct {
 	r, w    *os.File
 	buf     *tail
+	log     *slog.Logger
 	drained chan struct{}
 }
 
-func newStderrPipe(red redactor) (*stderrPipe, error) {
+func newStderrPipe(red redactor, log *slog.Logger) (*stderrPipe, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a pipe for stderr: %w", err)
 	}
-	return &stderrPipe{r: r, w: w, buf: &tail{red: red}, drained: make(chan struct{})}, nil
+	return &stderrPipe{r: r, w: w, buf: &tail{red: red}, log: log, drained: make(chan struct{})}, nil
 }
 
 // closeWriter closes the parent's copy of the write end once the child has
 // its own, so that EOF means the child has gone.
 func (p *stderrPipe) closeWriter() { _ = p.w.Close() }
 
+// drain keeps the last lines for error messages and logs each line at
+// debug level (secrets removed), until the child has gone.
 func (p *stderrPipe) drain() {
 	defer close(p.drained)
-	_, _ = io.Copy(p.buf, p.r)
-	_ = p.r.Close()
+	defer p.r.Close()
+	br := bufio.NewReaderSize(p.r, 4096)
+	for {
+		// ReadSlice bounds memory: a line longer than the buffer comes in
+		// pieces.
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			_, _ = p.buf.Write(line)
+			if p.log.Enabled(context.Background(), slog.LevelDebug) {
+				p.log.Debug("gateway: upstream stderr", "line", p.buf.red.String(strings.TrimRight(string(line), "\r\n")))
+			}
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
 }
 
 func (p *stderrPipe) waitDrained(d time.Duration) {
