@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,7 +28,8 @@ func TestGatewayEndToEnd(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
 			defer cancel()
-			serversFile, files := s.npmUpstreams(t)
+			// A broken entry must be reported and the others served.
+			serversFile, files := s.npmUpstreams(t, map[string]any{"broken": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")}})
 			serve := []string{"serve", "--upstreams", serversFile}
 			if transport == "stdio" {
 				s.runScript(ctx, t, transport, append([]string{script, "--dir", files, "stdio", s.bin}, serve...)...)
@@ -35,6 +37,9 @@ func TestGatewayEndToEnd(t *testing.T) {
 				srv := s.startHTTPWith(ctx, t, serve)
 				s.runScript(ctx, t, transport, script, "--dir", files, "http", "http://"+srv.addr+"/mcp")
 				srv.stop(t)
+				if log := srv.out.text(); !strings.Contains(log, "upstream=broken") || !strings.Contains(log, "no-such-server") {
+					t.Errorf("the server log does not report the broken entry with its reason:\n%s", log)
+				}
 			}
 			// The plan really wrote through the filesystem server.
 			got, err := os.ReadFile(filepath.Join(files, "codecall-note.txt"))
@@ -47,8 +52,9 @@ func TestGatewayEndToEnd(t *testing.T) {
 
 // npmUpstreams writes an mcpServers file for the three npm servers, with
 // the filesystem server confined to a new directory (returned, symlinks
-// resolved) and the memory server's store in the test's temp dir.
-func (s *setup) npmUpstreams(t *testing.T) (serversFile, files string) {
+// resolved) and the memory server's store in the test's temp dir;
+// extra entries are added as they are.
+func (s *setup) npmUpstreams(t *testing.T, extra map[string]any) (serversFile, files string) {
 	t.Helper()
 	for id, entry := range upstreamPackages {
 		if _, err := os.Stat(filepath.Join(s.nodeDir, "node_modules", filepath.FromSlash(entry))); err != nil {
@@ -74,6 +80,9 @@ func (s *setup) npmUpstreams(t *testing.T) (serversFile, files string) {
 		}
 		servers[id] = u
 	}
+	for id, u := range extra {
+		servers[id] = u
+	}
 	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +92,34 @@ func (s *setup) npmUpstreams(t *testing.T) (serversFile, files string) {
 		t.Fatal(err)
 	}
 	return serversFile, files
+}
+
+// TestGatewayProgressEndToEnd: the everything server's progress
+// notifications for a call reach the TypeScript SDK client through the
+// gateway, under the client's own progress token.
+func TestGatewayProgressEndToEnd(t *testing.T) {
+	s := prepare(t)
+	script := s.copyScript(t, "gateway.mjs")
+	ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
+	defer cancel()
+	dir := t.TempDir()
+	servers := filepath.Join(dir, "servers.json")
+	entry := filepath.Join(s.nodeDir, "node_modules", filepath.FromSlash(upstreamPackages["everything"]))
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": s.node, "args": []string{entry}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "codecall.yaml")
+	for name, data := range map[string][]byte{
+		servers: b,
+		config:  []byte("tools:\n  everything.trigger-long-running-operation: {visibleInListTools: true}\n"),
+	} {
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The summary's transport field names the check, not the transport.
+	s.runScript(ctx, t, "progress", script, "--progress", "stdio", s.bin, "serve", "--upstreams", servers, "--config", config)
 }
 
 // copyScript copies another client script next to node_modules, named by

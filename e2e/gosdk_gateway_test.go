@@ -21,7 +21,7 @@ func TestGoSDKGatewayEndToEnd(t *testing.T) {
 	s := prepare(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
-			serversFile, files := s.npmUpstreams(t)
+			serversFile, files := s.npmUpstreams(t, nil)
 			serve := []string{"serve", "--upstreams", serversFile}
 			ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
 			defer cancel()

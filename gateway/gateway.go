@@ -143,6 +143,15 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 	if o.log == nil {
 		o.log = slog.Default()
 	}
+	if o.sep == "" {
+		o.sep = DefaultSeparator
+	}
+	if o.startTimeout <= 0 {
+		o.startTimeout = DefaultStartTimeout
+	}
+	if o.backoffMin <= 0 || o.backoffMax < o.backoffMin {
+		return nil, fmt.Errorf("gateway: WithBackoff(%v, %v): the first wait must be positive and not longer than the longest", o.backoffMin, o.backoffMax)
+	}
 	if err := (presets.UpstreamsConfig{Separator: o.sep, Servers: servers}).Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
@@ -150,16 +159,18 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 		promptOwners: map[string]*upstream{}, resourceOwners: map[string]*upstream{}, templates: map[string]ownedTemplate{},
 		subs: map[string]map[string]bool{}, started: make(chan struct{})}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	// A request for tools waits until every upstream has been tried, so
+	// the first tools/list is complete; the handshake never waits.
 	hooks := &server.Hooks{}
-	if o.lazy {
-		hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
-			switch method {
-			case mcp.MethodToolsList, mcp.MethodToolsCall, mcp.MethodPromptsList, mcp.MethodPromptsGet,
-				mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodResourcesRead, mcp.MethodCompletionComplete:
-				g.waitStarted(ctx)
-			}
-		})
-	}
+	// Requests for what upstreams offer wait until every upstream has been
+	// tried (eager) or started (lazy); the handshake is answered at once.
+	hooks.AddBeforeAny(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any) {
+		switch method {
+		case mcp.MethodToolsList, mcp.MethodToolsCall, mcp.MethodPromptsList, mcp.MethodPromptsGet,
+			mcp.MethodResourcesList, mcp.MethodResourcesTemplatesList, mcp.MethodResourcesRead, mcp.MethodCompletionComplete:
+			g.waitStarted(ctx)
+		}
+	})
 	hooks.AddAfterSubscribe(func(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
 		g.subscribe(ctx, sessionOf(ctx), req.Params.URI, true)
 	})
@@ -232,8 +243,9 @@ func (g *Gateway) Server() *server.MCPServer { return g.srv }
 // either answered with its tools or failed (bounded by the start timeout).
 // Failed upstreams are logged with their reason and retried in the
 // background; the error lists them but the gateway serves the others.
-// With WithLazyStart, Start returns at once and the first client request
-// for tools does the work.
+// It may run in the background while the server already serves: requests
+// for tools wait for it, the handshake does not. With WithLazyStart, Start
+// returns at once and the first client request for tools does the work.
 func (g *Gateway) Start(ctx context.Context) error {
 	if g.opts.lazy {
 		return nil
@@ -268,13 +280,15 @@ func (g *Gateway) startAll(ctx context.Context) error {
 	return err
 }
 
-// waitStarted starts the upstreams on the first request in lazy mode and
-// holds requests until that is done (or their context ends).
+// waitStarted holds a request until every upstream has been tried (or the
+// request's context ends), starting them if nothing has yet: the lazy
+// mode's first request, or an eager gateway whose Start runs in the
+// background or was never called.
 func (g *Gateway) waitStarted(ctx context.Context) {
 	if g.startedOK.Load() {
 		return
 	}
-	go func() { _ = g.startAll(g.ctx) }()
+	g.spawn(func() { _ = g.startAll(g.ctx) })
 	select {
 	case <-g.started:
 	case <-ctx.Done():

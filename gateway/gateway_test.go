@@ -42,7 +42,7 @@ func (l *logBuffer) String() string {
 func newGateway(t *testing.T, servers map[string]presets.Upstream, opts ...Option) (*Gateway, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
-	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, nil))), WithStartTimeout(20 * time.Second)}, opts...)
+	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), WithStartTimeout(20 * time.Second)}, opts...)
 	g, err := New(servers, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -363,6 +363,9 @@ func TestSecretsStayOutOfErrorsLogsAndDiscovery(t *testing.T) {
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
+	if !strings.Contains(logs.String(), "fatal: cannot open database with key prefix-[redacted]") {
+		t.Errorf("the debug log lacks the upstream's stderr line, redacted:\n%s", logs)
+	}
 	statuses, _ := json.Marshal(g.Status())
 	for what, s := range map[string]string{"error": err.Error(), "log": logs.String(), "tools/list": string(mustJSON(t, list)), "status": string(statuses)} {
 		if strings.Contains(s, secret) {
@@ -378,6 +381,22 @@ func TestSecretsStayOutOfErrorsLogsAndDiscovery(t *testing.T) {
 	}
 	if res := call(t, s, "fx.getenv", map[string]any{"name": "CODECALLTEST_NOT_ALLOWED"}); text(res) != "<unset>" {
 		t.Errorf("a variable outside the allowlist reached the upstream: %q", text(res))
+	}
+}
+
+func TestWorkingDirectory(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := fixture(t, "ok", nil)
+	u.Cwd = dir
+	g, _ := newGateway(t, map[string]presets.Upstream{"fx": u})
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(t, connect(t, g.Server()), "fx.cwd", nil); text(res) != dir {
+		t.Errorf("the upstream runs in %q, want %q", text(res), dir)
 	}
 }
 
@@ -430,5 +449,52 @@ func TestNewRejectsInvalidEntries(t *testing.T) {
 	_, err := New(map[string]presets.Upstream{"bad id": {Command: "x"}, "both": {Command: "x", URL: "http://h/"}})
 	if err == nil || !strings.Contains(err.Error(), `"bad id"`) || !strings.Contains(err.Error(), "both command and url") {
 		t.Errorf("New = %v", err)
+	}
+}
+
+func TestServersOf(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "servers.json"), []byte(`{"mcpServers": {"a": {"command": "x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	servers, err := ServersOf(presets.UpstreamsConfig{File: "servers.json", Servers: map[string]presets.Upstream{"b": {URL: "http://h/mcp"}}}, dir)
+	if err != nil || len(servers) != 2 || servers["a"].Command != "x" {
+		t.Errorf("ServersOf = %v, %v", servers, err)
+	}
+	_, err = ServersOf(presets.UpstreamsConfig{File: "servers.json", Servers: map[string]presets.Upstream{"a": {URL: "http://h/mcp"}}}, dir)
+	if err == nil || !strings.Contains(err.Error(), `"a" is defined both`) {
+		t.Errorf("duplicate id: %v", err)
+	}
+	_, err = ServersOf(presets.UpstreamsConfig{File: "missing.json"}, dir)
+	if err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// An upstream's own _meta.codecall cannot move its tool to another app or
+// source, nor switch off the operator's requiresApproval.
+func TestUpstreamMetadataCannotClaimAnotherApp(t *testing.T) {
+	u := fixture(t, "ok", nil)
+	u.RequiresApproval = catalog.Bool(true)
+	g, _ := newGateway(t, map[string]presets.Upstream{"fx": u})
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := g.Server().GetTool("fx.sneaky")
+	if st == nil {
+		t.Fatal("fx.sneaky not registered")
+	}
+	m, ok, err := catalog.ReadMeta(st.Tool)
+	if !ok || err != nil {
+		t.Fatalf("no _meta.codecall: %v", err)
+	}
+	if m.AppID != "fx" || m.Source != catalog.SourceUpstream || m.RequiresApproval == nil || !*m.RequiresApproval {
+		t.Errorf("_meta.codecall = %+v; want appId fx, source upstream, requiresApproval true", m)
+	}
+	if len(m.Tags) != 1 || m.Tags[0] != "claimed" {
+		t.Errorf("the upstream's tags were dropped: %+v", m.Tags)
+	}
+	if st.Tool.Meta.AdditionalFields["other"] != "kept" {
+		t.Errorf("other _meta fields were dropped: %+v", st.Tool.Meta.AdditionalFields)
 	}
 }

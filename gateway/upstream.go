@@ -1,12 +1,13 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -64,6 +65,7 @@ type upstream struct {
 	connecting chan struct{}
 	retry      *time.Timer
 	pipe       *stderrPipe // the current child's stderr, stdio only
+	diedWhy    string      // set when the connection died while starting
 
 	caps mcp.ServerCapabilities // what the running upstream offers; u.mu
 
@@ -149,6 +151,7 @@ func (u *upstream) connect(ctx context.Context) error {
 	ch := make(chan struct{})
 	u.connecting = ch
 	u.state = stateStarting
+	u.diedWhy = ""
 	u.gen++
 	gen := u.gen
 	if u.retry != nil {
@@ -178,6 +181,13 @@ func (u *upstream) connect(ctx context.Context) error {
 		u.mu.Unlock()
 		stopClient(cl, pipe)
 		return fmt.Errorf("upstream %q: stopped", u.id)
+	}
+	if err == nil && u.diedWhy != "" {
+		// The process exited between the handshake and now.
+		err = errors.New(u.diedWhy)
+		pipe := u.pipe
+		u.pipe = nil
+		go stopClient(cl, pipe)
 	}
 	if err != nil {
 		msg := u.red.String(err.Error())
@@ -235,6 +245,9 @@ func (u *upstream) fail(msg string) {
 // exited or the transport failed during a call.
 func (u *upstream) lost(gen uint64, why string) {
 	u.mu.Lock()
+	if u.gen == gen && u.state == stateStarting {
+		u.diedWhy = why // connect reports it
+	}
 	if u.gen != gen || u.state != stateReady {
 		u.mu.Unlock()
 		return
@@ -393,18 +406,25 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 	switch u.cfg.Transport() {
 	case presets.UpstreamHTTP:
-		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening())
-		return t, nil, err
+		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening(),
+			transport.WithHTTPLogger(u.g.log.With("upstream", u.id)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return &cancellingHTTP{StreamableHTTP: t}, nil, nil
 	case presets.UpstreamSSE:
-		t, err := transport.NewSSE(u.cfg.URL, transport.WithHeaders(u.res.headers))
-		return t, nil, err
+		t, err := transport.NewSSE(u.cfg.URL, transport.WithHeaders(u.res.headers), transport.WithSSELogger(u.g.log.With("upstream", u.id)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return &cancellingSSE{SSE: t}, nil, nil
 	}
-	p, err := newStderrPipe(u.red)
+	p, err := newStderrPipe(u.red, u.g.log.With("upstream", u.id))
 	if err != nil {
 		return nil, nil, err
 	}
 	env, dir := u.res.env, u.cfg.Cwd
-	t := transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args, transport.WithCommandFunc(
+	t := transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args, transport.WithCommandLogger(u.g.log.With("upstream", u.id)), transport.WithCommandFunc(
 		func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.Command(command, args...)
 			// Not os.Environ(): only the baseline, the allowlist and env.
@@ -713,25 +733,42 @@ func (u *upstream) redactSchemas(t mcp.Tool) mcp.Tool {
 type stderrPipe struct {
 	r, w    *os.File
 	buf     *tail
+	log     *slog.Logger
 	drained chan struct{}
 }
 
-func newStderrPipe(red redactor) (*stderrPipe, error) {
+func newStderrPipe(red redactor, log *slog.Logger) (*stderrPipe, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a pipe for stderr: %w", err)
 	}
-	return &stderrPipe{r: r, w: w, buf: &tail{red: red}, drained: make(chan struct{})}, nil
+	return &stderrPipe{r: r, w: w, buf: &tail{red: red}, log: log, drained: make(chan struct{})}, nil
 }
 
 // closeWriter closes the parent's copy of the write end once the child has
 // its own, so that EOF means the child has gone.
 func (p *stderrPipe) closeWriter() { _ = p.w.Close() }
 
+// drain keeps the last lines for error messages and logs each line at
+// debug level (secrets removed), until the child has gone.
 func (p *stderrPipe) drain() {
 	defer close(p.drained)
-	_, _ = io.Copy(p.buf, p.r)
-	_ = p.r.Close()
+	defer p.r.Close()
+	br := bufio.NewReaderSize(p.r, 4096)
+	for {
+		// ReadSlice bounds memory: a line longer than the buffer comes in
+		// pieces.
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			_, _ = p.buf.Write(line)
+			if p.log.Enabled(context.Background(), slog.LevelDebug) {
+				p.log.Debug("gateway: upstream stderr", "line", p.buf.red.String(strings.TrimRight(string(line), "\r\n")))
+			}
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
 }
 
 func (p *stderrPipe) waitDrained(d time.Duration) {

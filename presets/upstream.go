@@ -21,8 +21,10 @@ type UpstreamsConfig struct {
 	// Separator goes between the server id and the upstream's tool name
 	// (default "."). Some clients reject dots in tool names; use "__" then.
 	Separator string `koanf:"separator" json:"separator,omitempty"`
-	// Start is "eager" (default: connect to every upstream before serving)
-	// or "lazy" (connect when the first client asks for tools).
+	// Start is "eager" (default: connect to every upstream at start-up) or
+	// "lazy" (connect when the first client asks for tools). Either way the
+	// handshake is answered at once and requests for tools wait until every
+	// upstream has been tried.
 	Start string `koanf:"start" json:"start,omitempty"`
 	// StartTimeout bounds connecting to one upstream, including the
 	// initialize handshake and the first tools/list (default 60s: npx may

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/codecall-go/codecall/gateway"
 	"github.com/codecall-go/codecall/policy"
@@ -33,6 +34,12 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 		} else {
 			fmt.Fprintf(stdout, "%s: ok (mode %s, preset %s, timeout %s, %d tool calls per run)\n",
 				*configFile, cfg.Mode, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
+			if cfg.Upstreams.File != "" {
+				if _, err := gateway.ServersOf(cfg.Upstreams, filepath.Dir(*configFile)); err != nil {
+					fmt.Fprintf(stdout, "%s: upstreams.file: invalid\n%v\n", *configFile, err)
+					failed = true
+				}
+			}
 			if !checkPolicy(cfg, stdout) {
 				failed = true
 			}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestHTTPGuard(t *testing.T) {
@@ -70,6 +73,13 @@ func TestServeUpstreamsErrors(t *testing.T) {
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func TestCheckUpstreams(t *testing.T) {
+	if code, out, _ := runCLI(t, "check", "--upstreams", "../../examples/servers.json"); code != 0 {
+		t.Errorf("the sample examples/servers.json does not pass check: %s", out)
+	}
+	config := writeFile(t, "codecall.yaml", "upstreams: {file: missing-servers.json}\n")
+	if code, out, _ := runCLI(t, "check", "--config", config); code != 1 || !contains(out, "missing-servers.json") {
+		t.Errorf("a config naming a missing upstreams file: code %d, %s", code, out)
+	}
 	code, out, _ := runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://127.0.0.1:9/mcp"}}}`))
 	if code != 0 || !contains(out, "2 servers") {
 		t.Errorf("valid file: code %d, %s", code, out)
@@ -77,5 +87,65 @@ func TestCheckUpstreams(t *testing.T) {
 	code, out, _ = runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"url": "ftp://x"}}}`))
 	if code != 1 || !contains(out, `mcpServers["a"].url`) {
 		t.Errorf("bad url: code %d, %s", code, out)
+	}
+}
+
+// serve --http puts the guard in front of the endpoint.
+func TestServeHTTPGuarded(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	var out, errb syncBuffer
+	go func() {
+		done <- run(ctx, []string{"serve", "--http", addr, "--token", "s3cret"}, strings.NewReader(""), &out, &errb)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d: %s", code, errb.String())
+		}
+	}()
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post := func(auth, origin string) int {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(initialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for post("", "") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve --http never listened: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, tt := range []struct {
+		auth, origin string
+		want         int
+	}{
+		{"", "", http.StatusUnauthorized},
+		{"Bearer wrong", "", http.StatusUnauthorized},
+		{"Bearer s3cret", "https://evil.example", http.StatusForbidden},
+		{"Bearer s3cret", "", http.StatusOK},
+	} {
+		if got := post(tt.auth, tt.origin); got != tt.want {
+			t.Errorf("auth %q origin %q: status %d, want %d", tt.auth, tt.origin, got, tt.want)
+		}
 	}
 }

@@ -77,8 +77,9 @@ func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]pre
 }
 
 // build creates the server for a source and wraps it in CodeCall. With
-// upstreams it connects to them first (unless upstreams.start is lazy);
-// broken upstreams are logged and retried, the others served.
+// upstreams it connects to them (in the background when serving, unless
+// upstreams.start is lazy); broken upstreams are logged and retried, the
+// others served.
 func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*built, error) {
 	b := &built{}
 	upCfg, servers, gatewayMode, err := s.upstreams()
@@ -91,9 +92,6 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		b.gw, err = gateway.New(servers, gateway.WithConfig(upCfg), gateway.WithLogger(logger), gateway.WithImplementation("codecall", version))
 		if err != nil {
 			return nil, err
-		}
-		if err := b.gw.Start(ctx); err != nil {
-			logger.Warn("codecall: some upstreams are unavailable and are retried in the background; the others are served", "error", err)
 		}
 		b.srv = b.gw.Server()
 	case s.catalogFile != "":
@@ -121,6 +119,20 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 			_ = b.gw.Close()
 		}
 		return nil, fmt.Errorf("%w", err)
+	}
+	if b.gw != nil {
+		start := func() {
+			if err := b.gw.Start(ctx); err != nil {
+				logger.Warn("codecall: some upstreams are unavailable and are retried in the background; the others are served", "error", err)
+			}
+		}
+		if watch {
+			// Serving: answer the handshake at once; requests for tools
+			// wait until every upstream has been tried.
+			go start()
+		} else {
+			start()
+		}
 	}
 	return b, nil
 }

@@ -110,3 +110,20 @@ func TestServeUpstreamsAndReloadOnEdit(t *testing.T) {
 		t.Fatalf("serve exited %d: %s", code, errb.String())
 	}
 }
+
+func TestSearchUpstreams(t *testing.T) {
+	servers := writeFile(t, "servers.json", serversJSON(t, "alpha", "beta"))
+	code, out, errOut := runCLI(t, "search", "--upstreams", servers, "--app", "beta", "--json", "echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Tools []struct{ Name, AppID, Source string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(res.Tools) != 1 || res.Tools[0].Name != "beta.beta_echo" || res.Tools[0].AppID != "beta" || res.Tools[0].Source != "upstream" {
+		t.Errorf("search --app beta = %+v", res.Tools)
+	}
+}

@@ -4,8 +4,12 @@
 //
 //   node gateway.mjs --dir DIR stdio COMMAND [ARG...]
 //   node gateway.mjs --dir DIR http URL
+//   node gateway.mjs --progress stdio COMMAND [ARG...]
 //
-// DIR is the directory the filesystem server may use. Progress goes to
+// DIR is the directory the filesystem server may use. --progress instead
+// checks that the everything server's progress notifications reach the
+// client through the gateway, on a gateway configured to list
+// everything.trigger-long-running-operation. Progress goes to
 // stderr; the last stdout line is a JSON summary ({"ok": true, ...}).
 
 import { isDeepStrictEqual, inspect } from "node:util";
@@ -29,7 +33,8 @@ function check(name, cond, detail) {
 }
 
 function parseArgs(argv) {
-  if (argv[0] !== "--dir" || argv.length < 4) throw new Error("usage: gateway.mjs --dir DIR (stdio COMMAND [ARG...] | http URL)");
+  if (argv[0] === "--progress" && argv.length >= 3) return { progress: true, mode: argv[1], target: argv.slice(2) };
+  if (argv[0] !== "--dir" || argv.length < 4) throw new Error("usage: gateway.mjs (--dir DIR | --progress) (stdio COMMAND [ARG...] | http URL)");
   return { dir: argv[1], mode: argv[2], target: argv.slice(3) };
 }
 
@@ -60,6 +65,8 @@ async function run(opts) {
   step("connect");
   await client.connect(transport, { timeout: TIMEOUT_MS });
   check("the gateway offers tools", client.getServerCapabilities()?.tools, () => show(client.getServerCapabilities()));
+
+  if (opts.progress) return runProgress(client);
 
   step("tools/list");
   const listed = (await client.listTools({}, { timeout: TIMEOUT_MS })).tools.map((t) => t.name).sort();
@@ -127,6 +134,28 @@ async function run(opts) {
   const server = client.getServerVersion();
   await client.close();
   return { transport: opts.mode, server, listedTools: listed, plan: out.result, badInput: bad.error.message };
+}
+
+// runProgress calls a visible upstream tool directly with a progress
+// token and expects the upstream's progress, under the client's token.
+async function runProgress(client) {
+  const tool = "everything.trigger-long-running-operation";
+  step("tools/list with one visible upstream tool");
+  const listed = (await client.listTools({}, { timeout: TIMEOUT_MS })).tools.map((t) => t.name).sort();
+  check("the visible tool is listed next to the meta-tools", isDeepStrictEqual(listed, [...META, tool].sort()), () => show(listed));
+
+  step("progress of an upstream call reaches the client");
+  const seen = [];
+  const res = await client.callTool({ name: tool, arguments: { duration: 1, steps: 4 } }, undefined,
+    { timeout: TIMEOUT_MS, onprogress: (p) => seen.push(p) });
+  check("the call succeeds", res.isError !== true && JSON.stringify(res.content).includes("Steps: 4"), () => show(res));
+  check("progress notifications arrive, increasing, with the upstream's total", seen.length >= 3 &&
+    seen.every((p, i) => p.total === 4 && (i === 0 || p.progress > seen[i - 1].progress)), () => show(seen));
+
+  step("close");
+  const server = client.getServerVersion();
+  await client.close();
+  return { transport: "progress", server, listedTools: listed, progress: seen };
 }
 
 let opts;

@@ -1,0 +1,56 @@
+package presets
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUpstreamsValidation(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string // substrings of the error; none means valid
+	}{
+		{"stdio", "upstreams: {servers: {mem: {command: npx, args: [-y, x], env: {A: \"${B}\"}, timeout: 5s}}}", nil},
+		{"http", "upstreams: {servers: {gh: {url: \"https://h/mcp\", headers: {Authorization: \"Bearer ${T}\"}}}}", nil},
+		{"sse", "upstreams: {separator: \"__\", start: lazy, servers: {ev: {type: sse, url: \"http://h/sse\"}}}", nil},
+		{"bad id", "upstreams: {servers: {\"a.b\": {command: x}}}", []string{`servers["a.b"]`, "server id"}},
+		{"no command", "upstreams: {servers: {a: {args: [x]}}}", []string{`servers["a"].command`, "required"}},
+		{"both", "upstreams: {servers: {a: {command: x, url: \"http://h/\"}}}", []string{"both command and url"}},
+		{"bad url", "upstreams: {servers: {a: {url: \"ftp://h/\"}}}", []string{`servers["a"].url`}},
+		{"bad type", "upstreams: {servers: {a: {type: grpc, url: \"http://h/\"}}}", []string{"unknown type"}},
+		{"stdio keys on http", "upstreams: {servers: {a: {url: \"http://h/\", cwd: /tmp}}}", []string{"cwd", "only applies to stdio"}},
+		{"bad placeholder", "upstreams: {servers: {a: {command: x, env: {A: \"${B\"}}}}", []string{`env["A"]`, "closing"}},
+		{"bad env name", "upstreams: {servers: {a: {command: x, envAllowlist: [\"A B\"]}}}", []string{"envAllowlist[0]"}},
+		{"bad glob", "upstreams: {servers: {a: {command: x, includeTools: [\"[\"]}}}", []string{"includeTools[0]"}},
+		{"bad start", "upstreams: {start: sometimes}", []string{"upstreams.start", "eager, lazy"}},
+		{"bad separator", "upstreams: {separator: \" \"}", []string{"upstreams.separator"}},
+		{"unknown key", "upstreams: {servers: {a: {comand: x}}}", []string{"comand"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), nil)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("valid config rejected: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("invalid config accepted")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestExpandPlaceholders(t *testing.T) {
+	env := map[string]string{"A": "1", "B": "two"}
+	got, missing := ExpandPlaceholders("x${A}-${B}-${C}", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if got != "x1-two-" || len(missing) != 1 || missing[0] != "C" {
+		t.Errorf("got %q, missing %v", got, missing)
+	}
+}
