@@ -231,22 +231,34 @@ func (g *Gateway) claim(owners map[string]*upstream, kind string, u *upstream, a
 	return kept, gone
 }
 
+// keysOf lists the key of every item.
+func keysOf[T any](items []T, key func(T) string) []string {
+	keys := make([]string, len(items))
+	for i, it := range items {
+		keys[i] = key(it)
+	}
+	return keys
+}
+
+// granted keeps the items whose key a claim granted.
+func granted[T any](items []T, ok map[string]bool, key func(T) string) []T {
+	var kept []T
+	for _, it := range items {
+		if ok[key(it)] {
+			kept = append(kept, it)
+		}
+	}
+	return kept
+}
+
 // registerPrompts installs an upstream's prompts, removing the ones it no
 // longer has, and returns the ones installed.
 func (g *Gateway) registerPrompts(u *upstream, add []server.ServerPrompt, remove []string) []server.ServerPrompt {
-	names := make([]string, len(add))
-	for i, p := range add {
-		names[i] = p.Prompt.Name
-	}
+	name := func(p server.ServerPrompt) string { return p.Prompt.Name }
 	g.mu.Lock()
-	ok, gone := g.claim(g.promptOwners, "prompt", u, names, remove)
+	ok, gone := g.claim(g.promptOwners, "prompt", u, keysOf(add, name), remove)
 	g.mu.Unlock()
-	var kept []server.ServerPrompt
-	for _, p := range add {
-		if ok[p.Prompt.Name] {
-			kept = append(kept, p)
-		}
-	}
+	kept := granted(add, ok, name)
 	if len(gone) > 0 {
 		g.srv.DeletePrompts(gone...)
 	}
@@ -259,19 +271,11 @@ func (g *Gateway) registerPrompts(u *upstream, add []server.ServerPrompt, remove
 // registerResources installs an upstream's resources, removing the ones it
 // no longer has, and returns the URIs it now serves.
 func (g *Gateway) registerResources(u *upstream, add []server.ServerResource, remove []string) map[string]bool {
-	uris := make([]string, len(add))
-	for i, r := range add {
-		uris[i] = r.Resource.URI
-	}
+	uri := func(r server.ServerResource) string { return r.Resource.URI }
 	g.mu.Lock()
-	ok, gone := g.claim(g.resourceOwners, "resource", u, uris, remove)
+	ok, gone := g.claim(g.resourceOwners, "resource", u, keysOf(add, uri), remove)
 	g.mu.Unlock()
-	var kept []server.ServerResource
-	for _, r := range add {
-		if ok[r.Resource.URI] {
-			kept = append(kept, r)
-		}
-	}
+	kept := granted(add, ok, uri)
 	if len(gone) > 0 {
 		g.srv.DeleteResources(gone...)
 	}

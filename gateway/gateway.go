@@ -421,12 +421,7 @@ func (g *Gateway) register(u *upstream, add []server.ServerTool, remove []string
 	if closed {
 		return nil
 	}
-	var kept []server.ServerTool
-	for _, st := range add {
-		if ok[st.Tool.Name] {
-			kept = append(kept, st)
-		}
-	}
+	kept := granted(add, ok, func(st server.ServerTool) string { return st.Tool.Name })
 	if len(gone) > 0 {
 		g.srv.DeleteTools(gone...)
 	}

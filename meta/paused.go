@@ -73,10 +73,3 @@ func (p *PausedRuns) take(token string) *pausedRun {
 	delete(p.runs, token)
 	return pr
 }
-
-// Len is the number of runs waiting for an answer.
-func (p *PausedRuns) Len() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.runs)
-}

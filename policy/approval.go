@@ -95,9 +95,6 @@ type ApprovalOption func(*Approvals)
 // redactor a prompt lists argument names only, never their values.
 func WithRedactor(r Redactor) ApprovalOption { return func(a *Approvals) { a.redactor = r } }
 
-// WithClock replaces time.Now, for tests of expiry.
-func WithClock(now func() time.Time) ApprovalOption { return func(a *Approvals) { a.now = now } }
-
 // NewApprovals returns an approval service: timeout bounds the wait for an
 // answer; sessionTrust offers "approve for this session".
 func NewApprovals(timeout time.Duration, sessionTrust bool, opts ...ApprovalOption) *Approvals {
@@ -162,17 +159,6 @@ func (a *Approvals) trustLocked(session, tool string) {
 		delete(a.trust, oldest)
 	}
 	a.trust[trustKey{session, tool}] = a.now()
-}
-
-// ForgetSession drops the trust granted in a session, e.g. when it ends.
-func (a *Approvals) ForgetSession(session string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for k := range a.trust {
-		if k.session == session {
-			delete(a.trust, k)
-		}
-	}
 }
 
 // Prompt builds the elicitation a person answers: the tool's name, title,

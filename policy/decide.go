@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -260,10 +259,4 @@ func (g *Gate) Discoverable(ctx context.Context, t *catalog.Tool) bool {
 	never := e.NeverAllows(ctx, ToolDocument(t))
 	g.never.Store(key, never)
 	return !never
-}
-
-// IsDenied reports whether err is a refusal by the gate or the policy.
-func IsDenied(err error) bool {
-	var pe *Error
-	return errors.As(err, &pe) && (pe.Code == CodeAccessDenied || pe.Code == CodeNotFound)
 }
