@@ -43,7 +43,7 @@ func Direct(ctx context.Context, st *State, req mcp.CallToolRequest, next server
 // access rules, the policy, then approval. It returns the policy outcome
 // when the call may run; an input request to return to the client as it
 // is (a 2026-07-28 client answers an approval prompt by calling again);
-// or a refusal, a *policy.Error.
+// or a refusal, a *toolerr.Error.
 //
 // Older clients are asked with a server-initiated elicitation and the call
 // waits for the answer, at most approval.timeout.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // decodeArgs decodes a tool call's arguments into dst, refusing unknown
@@ -63,8 +63,8 @@ func jsonKind(goType string) string {
 	return goType
 }
 
-func asPolicyError(err error) (*policy.Error, bool) {
-	var pe *policy.Error
+func asPolicyError(err error) (*toolerr.Error, bool) {
+	var pe *toolerr.Error
 	ok := errors.As(err, &pe)
 	return pe, ok
 }

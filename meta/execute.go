@@ -21,6 +21,7 @@ import (
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -282,20 +283,20 @@ type planHost struct {
 	pause func(ctx context.Context, req policy.ApprovalRequest, timeout time.Duration) policy.ApprovalOutcome
 }
 
-func (p *planHost) authorize(ctx context.Context, name string) (*policy.Error, bool) {
+func (p *planHost) authorize(ctx context.Context, name string) (*toolerr.Error, bool) {
 	if p.names.Has(name) {
-		return &policy.Error{Code: policy.CodeSelfReference, Tool: name,
+		return &toolerr.Error{Code: toolerr.SelfReference, Tool: name,
 			Message: "a plan cannot call a CodeCall meta-tool; call the tools themselves"}, false
 	}
 	if _, err := p.st.Gate.Authorize(ctx, p.st.Catalog, policy.Request{Tool: name, Via: policy.ViaExecute}); err != nil {
-		var pe *policy.Error
+		var pe *toolerr.Error
 		if errors.As(err, &pe) {
 			return pe, false
 		}
-		return &policy.Error{Code: policy.CodeAccessDenied, Tool: name, Message: err.Error()}, false
+		return &toolerr.Error{Code: toolerr.AccessDenied, Tool: name, Message: err.Error()}, false
 	}
 	if len(p.allowed) > 0 && !p.allowed.Match(name) {
-		return &policy.Error{Code: policy.CodeAccessDenied, Tool: name,
+		return &toolerr.Error{Code: toolerr.AccessDenied, Tool: name,
 			Message: fmt.Sprintf("tool %q is not in this run's allowedTools", name)}, false
 	}
 	return nil, true
@@ -316,7 +317,7 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 	}
 	if res.IsError {
 		rerr := ResultError(name, res)
-		if rerr.Code == policy.CodeValidation {
+		if rerr.Code == toolerr.Validation {
 			if t, ok := p.st.Catalog.Lookup(name); ok {
 				if why := explainValidation(t.InputSchema, input); why != "" {
 					rerr.Message = "input does not match the tool's input schema: " + why
@@ -327,7 +328,7 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 	}
 	raw, err := Unwrap(res)
 	if err != nil {
-		return nil, &policy.Error{Code: policy.CodeExecution, Tool: name, Message: err.Error()}
+		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: err.Error()}
 	}
 	if t, ok := p.st.Catalog.Lookup(name); ok {
 		p.secrets.learn(raw, t.OutputSchema)
@@ -361,7 +362,7 @@ func (p *planHost) admitAndCall(ctx context.Context, obs *callObserver, call pol
 
 // approve asks a person to approve a plan's call. The run's clock stops
 // while the person decides.
-func (p *planHost) approve(ctx context.Context, obs *callObserver, call policy.Call, out *policy.Outcome) *policy.Error {
+func (p *planHost) approve(ctx context.Context, obs *callObserver, call policy.Call, out *policy.Outcome) *toolerr.Error {
 	ap := p.st.Approvals
 	if ap.Trusted(call.SessionID, out.Tool.Name) {
 		obs.approved(ctx, policy.ApprovalTrusted)

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // InvokeInput is codecall.invoke's input.
@@ -30,7 +31,7 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	st, release := h.env.Acquire(ctx)
 	defer release()
 	if NamesFor(st.Config).Has(in.Tool) {
-		return toolError(in.Tool, &policy.Error{Code: policy.CodeSelfReference, Tool: in.Tool,
+		return toolError(in.Tool, &toolerr.Error{Code: toolerr.SelfReference, Tool: in.Tool,
 			Message: "codecall.invoke cannot call a CodeCall meta-tool; call the tool itself"}), nil
 	}
 	call := policy.Call{Tool: in.Tool, Via: policy.ViaInvoke, Args: in.Input, SessionID: SessionID(ctx)}
@@ -64,7 +65,7 @@ func (h *handlers) invokeAdmitted(ctx context.Context, st *State, obs *callObser
 	}
 	if res.IsError {
 		rerr := ResultError(call.Tool, res)
-		if rerr.Code == policy.CodeValidation {
+		if rerr.Code == toolerr.Validation {
 			if why := explainValidation(out.Tool.InputSchema, call.Args); why != "" {
 				rerr.Message = "input does not match the tool's input schema: " + why
 			}
@@ -74,18 +75,18 @@ func (h *handlers) invokeAdmitted(ctx context.Context, st *State, obs *callObser
 	return res, nil
 }
 
-// ResultError turns a tool result flagged isError into a *policy.Error,
+// ResultError turns a tool result flagged isError into a *toolerr.Error,
 // classifying mcp-go's input-validation failures as VALIDATION.
-func ResultError(tool string, res *mcp.CallToolResult) *policy.Error {
+func ResultError(tool string, res *mcp.CallToolResult) *toolerr.Error {
 	msg := ResultText(res)
 	if msg == "" {
 		msg = "the tool reported an error without a message"
 	}
-	code := policy.CodeExecution
+	code := toolerr.Execution
 	if strings.HasPrefix(msg, "input schema validation failed") || strings.HasPrefix(msg, "invalid arguments") {
-		code = policy.CodeValidation
+		code = toolerr.Validation
 	}
-	return &policy.Error{Code: code, Tool: tool, Message: msg}
+	return &toolerr.Error{Code: code, Tool: tool, Message: msg}
 }
 
 // ResultText joins a result's text blocks.
@@ -100,7 +101,7 @@ func ResultText(res *mcp.CallToolResult) string {
 }
 
 func toolError(tool string, err error) *mcp.CallToolResult {
-	body := ToolErrorBody{Source: "tool", ToolName: tool, Code: policy.CodeExecution, Message: err.Error()}
+	body := ToolErrorBody{Source: "tool", ToolName: tool, Code: toolerr.Execution, Message: err.Error()}
 	if pe, ok := asPolicyError(err); ok {
 		body.Code, body.Message, body.Reason = pe.Code, pe.Message, pe.Reason
 	}

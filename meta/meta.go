@@ -17,6 +17,7 @@ import (
 	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/search"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // Searcher answers search queries over one catalog snapshot.
@@ -61,7 +62,7 @@ type Env interface {
 	Acquire(ctx context.Context) (st *State, release func())
 	// Call runs a tool through the server's whole pipeline (hooks, input
 	// validation, middleware, handler) as an internal call made via the
-	// given path. A failure to dispatch is a *policy.Error.
+	// given path. A failure to dispatch is a *toolerr.Error.
 	Call(ctx context.Context, st *State, name string, args map[string]any, via policy.Via) (*mcp.CallToolResult, error)
 }
 
@@ -93,9 +94,9 @@ type Warning struct {
 
 // ErrorBody is the error of a meta-tool result whose request was refused.
 type ErrorBody struct {
-	Code    policy.Code `json:"code"`
-	Message string      `json:"message"`
-	Field   string      `json:"field,omitempty"`
+	Code    toolerr.Code `json:"code"`
+	Message string       `json:"message"`
+	Field   string       `json:"field,omitempty"`
 }
 
 type errorResult struct {
@@ -107,7 +108,7 @@ type errorResult struct {
 type ToolErrorBody struct {
 	Source   string         `json:"source"`
 	ToolName string         `json:"toolName"`
-	Code     policy.Code    `json:"code"`
+	Code     toolerr.Code   `json:"code"`
 	Message  string         `json:"message"`
 	Reason   string         `json:"reason,omitempty"`
 	Details  map[string]any `json:"details,omitempty"`
@@ -124,7 +125,7 @@ type ToolErrorResult struct {
 func result(v any, isError bool) *mcp.CallToolResult {
 	b, err := json.Marshal(v)
 	if err != nil {
-		b, _ = json.Marshal(errorResult{ErrorBody{Code: policy.CodeExecution, Message: "result cannot be encoded: " + err.Error()}})
+		b, _ = json.Marshal(errorResult{ErrorBody{Code: toolerr.Execution, Message: "result cannot be encoded: " + err.Error()}})
 		isError = true
 	}
 	r := mcp.NewToolResultStructured(json.RawMessage(b), string(b))
@@ -133,12 +134,12 @@ func result(v any, isError bool) *mcp.CallToolResult {
 }
 
 func invalid(field, msg string) *mcp.CallToolResult {
-	return result(errorResult{ErrorBody{Code: policy.CodeValidation, Message: msg, Field: field}}, true)
+	return result(errorResult{ErrorBody{Code: toolerr.Validation, Message: msg, Field: field}}, true)
 }
 
 func refused(err error) *mcp.CallToolResult {
 	if pe, ok := asPolicyError(err); ok {
 		return result(errorResult{ErrorBody{Code: pe.Code, Message: pe.Message}}, true)
 	}
-	return result(errorResult{ErrorBody{Code: policy.CodeExecution, Message: err.Error()}}, true)
+	return result(errorResult{ErrorBody{Code: toolerr.Execution, Message: err.Error()}}, true)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/policy/audit"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // Instrumentation is the OpenTelemetry instrumentation scope of CodeCall's
@@ -135,7 +136,7 @@ func (o *callObserver) end(ctx context.Context, res *mcp.CallToolResult, err err
 		e.Status, e.ErrorCode, e.Error = "error", string(pe.Code), pe.Message
 	case err != nil:
 		o.span.SetStatus(codes.Error, "tool error")
-		e.Status, e.ErrorCode, e.Error = "error", string(policy.CodeExecution), err.Error()
+		e.Status, e.ErrorCode, e.Error = "error", string(toolerr.Execution), err.Error()
 	case res != nil && res.ResultType == mcp.ResultTypeInputRequired:
 		e.Status = "input_required"
 	case res != nil && res.IsError:

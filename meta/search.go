@@ -14,6 +14,7 @@ import (
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/search"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // SearchInput is codecall.search's input.
@@ -99,7 +100,7 @@ func (h *handlers) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 
 	res, err := st.Index.Search(ctx, query)
 	if err != nil {
-		return refused(&policy.Error{Code: policy.CodeExecution, Message: "search failed: " + err.Error()}), nil
+		return refused(&toolerr.Error{Code: toolerr.Execution, Message: "search failed: " + err.Error()}), nil
 	}
 	out := SearchOutput{Tools: make([]SearchHit, 0, len(res.Hits)), TotalAvailableTools: res.TotalAvailable}
 	for _, hit := range res.Hits {

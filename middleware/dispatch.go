@@ -11,6 +11,7 @@ import (
 
 	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // internalKey marks a tools/call that CodeCall itself sends through the
@@ -71,7 +72,7 @@ func (c *CodeCall) gate(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		name := req.Params.Name
 		if meta.NamesFor(st.Config).Has(name) {
 			if ic != nil {
-				return mcp.NewToolResultError(fmt.Sprintf("%s: a CodeCall meta-tool cannot be called from CodeCall", policy.CodeSelfReference)), nil
+				return mcp.NewToolResultError(fmt.Sprintf("%s: a CodeCall meta-tool cannot be called from CodeCall", toolerr.SelfReference)), nil
 			}
 			return next(ctx, req)
 		}
@@ -100,7 +101,7 @@ func (c *CodeCall) Call(ctx context.Context, st *meta.State, name string, args m
 		"params": map[string]any{"name": name, "arguments": args},
 	})
 	if err != nil {
-		return nil, &policy.Error{Code: policy.CodeValidation, Tool: name, Message: "input cannot be encoded as JSON: " + err.Error()}
+		return nil, &toolerr.Error{Code: toolerr.Validation, Tool: name, Message: "input cannot be encoded as JSON: " + err.Error()}
 	}
 	ctx = context.WithValue(ctx, internalKey{}, &internalCall{via: via, state: st})
 	switch resp := c.srv.HandleMessage(ctx, msg).(type) {
@@ -108,25 +109,25 @@ func (c *CodeCall) Call(ctx context.Context, st *meta.State, name string, args m
 		if res, ok := resp.Result.(*mcp.CallToolResult); ok && res != nil {
 			return res, nil
 		}
-		return nil, &policy.Error{Code: policy.CodeExecution, Tool: name, Message: fmt.Sprintf("the server answered with %T, not a tool result", resp.Result)}
+		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: fmt.Sprintf("the server answered with %T, not a tool result", resp.Result)}
 	case mcp.JSONRPCError:
 		return nil, rpcError(name, resp.Error)
 	case nil:
-		return nil, &policy.Error{Code: policy.CodeExecution, Tool: name, Message: "the server gave no answer"}
+		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: "the server gave no answer"}
 	default:
-		return nil, &policy.Error{Code: policy.CodeExecution, Tool: name, Message: fmt.Sprintf("unexpected answer %T", resp)}
+		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: fmt.Sprintf("unexpected answer %T", resp)}
 	}
 }
 
-func rpcError(tool string, e mcp.JSONRPCErrorDetails) *policy.Error {
-	code := policy.CodeExecution
+func rpcError(tool string, e mcp.JSONRPCErrorDetails) *toolerr.Error {
+	code := toolerr.Execution
 	switch {
 	case strings.Contains(e.Message, "not found"):
-		code = policy.CodeNotFound
+		code = toolerr.NotFound
 	case e.Code == mcp.INVALID_PARAMS:
-		code = policy.CodeValidation
+		code = toolerr.Validation
 	case e.Code == mcp.REQUEST_INTERRUPTED:
-		code = policy.CodeTimeout
+		code = toolerr.Timeout
 	}
-	return &policy.Error{Code: code, Tool: tool, Message: e.Message}
+	return &toolerr.Error{Code: code, Tool: tool, Message: e.Message}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // ApprovalOutcome is how an approval ended. The values are audited.
@@ -382,19 +383,19 @@ func argsDigest(args map[string]any) string {
 
 // ApprovalError maps an outcome that does not let the call run to the
 // error the caller sees, nil when the call may run.
-func ApprovalError(tool string, o ApprovalOutcome, timeout time.Duration) *Error {
+func ApprovalError(tool string, o ApprovalOutcome, timeout time.Duration) *toolerr.Error {
 	switch o {
 	case ApprovalApproved, ApprovalTrusted, approvalSession:
 		return nil
 	case ApprovalDenied:
-		return &Error{Code: CodeApprovalDenied, Tool: tool, Message: fmt.Sprintf("the user declined the call of %s", tool)}
+		return &toolerr.Error{Code: toolerr.ApprovalDenied, Tool: tool, Message: fmt.Sprintf("the user declined the call of %s", tool)}
 	case ApprovalExpired:
-		return &Error{Code: CodeApprovalDenied, Tool: tool, Message: fmt.Sprintf("no approval for %s within %v (approval.timeout); the call was not made", tool, timeout)}
+		return &toolerr.Error{Code: toolerr.ApprovalDenied, Tool: tool, Message: fmt.Sprintf("no approval for %s within %v (approval.timeout); the call was not made", tool, timeout)}
 	case ApprovalNoClient:
-		return &Error{Code: CodeApprovalRequired, Tool: tool, Message: fmt.Sprintf("%s needs a person's approval, and this client cannot show approval prompts (MCP elicitation); "+
+		return &toolerr.Error{Code: toolerr.ApprovalRequired, Tool: tool, Message: fmt.Sprintf("%s needs a person's approval, and this client cannot show approval prompts (MCP elicitation); "+
 			"use a client that supports elicitation, or have the operator change the policy for this tool", tool)}
 	default:
-		return &Error{Code: CodeApprovalRequired, Tool: tool, Message: fmt.Sprintf("the approval prompt for %s could not be shown; the call was not made", tool)}
+		return &toolerr.Error{Code: toolerr.ApprovalRequired, Tool: tool, Message: fmt.Sprintf("the approval prompt for %s could not be shown; the call was not made", tool)}
 	}
 }
 

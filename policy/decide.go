@@ -8,6 +8,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // Call is one tool call to decide: who asks, by which path, with what.
@@ -184,7 +185,7 @@ func (o *Outcome) NeedsApproval() bool { return o.Decision.Allow && o.Decision.R
 // Decide runs the whole gate for one call: the access rules of Authorize,
 // then the policy. A tool marked requiresApproval needs approval whatever
 // a policy says (a policy can deny it, never waive its approval). The
-// returned error is an *Error: NOT_FOUND or ACCESS_DENIED (with the
+// returned error is an *toolerr.Error: NOT_FOUND or ACCESS_DENIED (with the
 // policy's reason); on success the Outcome says whether to ask for
 // approval. The Outcome is returned with the error too when the policy
 // denied, for auditing.
@@ -212,7 +213,7 @@ func (g *Gate) Decide(ctx context.Context, snap *catalog.Snapshot, c Call) (*Out
 		if reason == "" {
 			reason = "the policy denies this call"
 		}
-		return out, &Error{Code: CodeAccessDenied, Tool: c.Tool, Message: fmt.Sprintf("policy denied %s: %s", c.Tool, reason), Reason: reason}
+		return out, &toolerr.Error{Code: toolerr.AccessDenied, Tool: c.Tool, Message: fmt.Sprintf("policy denied %s: %s", c.Tool, reason), Reason: reason}
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // Via names the path a request took to a tool.
@@ -24,37 +25,6 @@ const (
 	ViaInvoke   Via = "invoke"   // codecall.invoke
 	ViaDirect   Via = "direct"   // a client's own tools/call
 )
-
-// Code classifies why a call failed. The values are part of the public
-// contract: plans see them as error.code.
-type Code string
-
-// The error codes of DESIGN.md's sandbox contract.
-const (
-	CodeNotFound         Code = "NOT_FOUND"
-	CodeAccessDenied     Code = "ACCESS_DENIED"
-	CodeApprovalRequired Code = "APPROVAL_REQUIRED"
-	CodeApprovalDenied   Code = "APPROVAL_DENIED"
-	CodeValidation       Code = "VALIDATION"
-	CodeExecution        Code = "EXECUTION"
-	CodeTimeout          Code = "TIMEOUT"
-	CodeLimit            Code = "LIMIT"
-	CodeSelfReference    Code = "SELF_REFERENCE"
-)
-
-// Error is a refusal or failure of a call to a tool. Use errors.As to read
-// its code.
-type Error struct {
-	Code    Code
-	Tool    string
-	Message string
-	// Reason is the policy's reason, set on a policy denial.
-	Reason string
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("%s: %s", e.Code, e.Message)
-}
 
 // Request is one request for access to a tool.
 type Request struct {
@@ -96,18 +66,18 @@ func NewGate(cfg presets.Config, opts ...GateOption) (*Gate, error) {
 	return g, nil
 }
 
-// Authorize returns the tool when req may reach it in snap, and an *Error
+// Authorize returns the tool when req may reach it in snap, and an *toolerr.Error
 // otherwise. A tool CodeCall does not offer answers NOT_FOUND on every path,
 // so a refusal never confirms that a hidden tool exists.
 func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Request) (*catalog.Tool, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &Error{Code: CodeTimeout, Tool: req.Tool, Message: "request ended before the call: " + err.Error()}
+		return nil, &toolerr.Error{Code: toolerr.Timeout, Tool: req.Tool, Message: "request ended before the call: " + err.Error()}
 	}
 	var t *catalog.Tool
 	if snap != nil {
 		t, _ = snap.Lookup(req.Tool)
 	}
-	notFound := &Error{Code: CodeNotFound, Tool: req.Tool,
+	notFound := &toolerr.Error{Code: toolerr.NotFound, Tool: req.Tool,
 		Message: fmt.Sprintf("no tool named %q is available; use codecall.search to find tools", req.Tool)}
 	if t == nil {
 		return nil, notFound
@@ -133,14 +103,14 @@ func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Reques
 			return nil, notFound
 		}
 		if !g.directCalls {
-			return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool, Message: "direct calls are disabled (directCalls.enabled is false)"}
+			return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: req.Tool, Message: "direct calls are disabled (directCalls.enabled is false)"}
 		}
 		if len(g.invokeAllows) > 0 && !g.invokeAllows.Match(t.Name) {
-			return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool,
+			return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: req.Tool,
 				Message: fmt.Sprintf("tool %q is not in directCalls.allowedTools", req.Tool)}
 		}
 		return t, nil
 	default:
-		return nil, &Error{Code: CodeAccessDenied, Tool: req.Tool, Message: fmt.Sprintf("unknown access path %q", req.Via)}
+		return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: req.Tool, Message: fmt.Sprintf("unknown access path %q", req.Via)}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 func TestGateAuthorize(t *testing.T) {
@@ -35,45 +36,45 @@ func TestGateAuthorize(t *testing.T) {
 	tests := []struct {
 		tool string
 		via  policy.Via
-		want policy.Code // "" means allowed
+		want toolerr.Code // "" means allowed
 	}{
 		{"crm.find", policy.ViaSearch, ""},
 		{"crm.find", policy.ViaDescribe, ""},
 		{"crm.find", policy.ViaExecute, ""},
 		{"crm.find", policy.ViaInvoke, ""},
-		{"crm.find", policy.ViaDirect, policy.CodeNotFound}, // hidden from tools/list
+		{"crm.find", policy.ViaDirect, toolerr.NotFound}, // hidden from tools/list
 		{"health", policy.ViaDirect, ""},
-		{"health", policy.ViaInvoke, policy.CodeAccessDenied}, // not in allowedTools
-		{"billing.charge", policy.ViaInvoke, policy.CodeAccessDenied},
+		{"health", policy.ViaInvoke, toolerr.AccessDenied}, // not in allowedTools
+		{"billing.charge", policy.ViaInvoke, toolerr.AccessDenied},
 		{"billing.charge", policy.ViaExecute, ""},
-		{"crm.secret", policy.ViaSearch, policy.CodeNotFound},
-		{"crm.secret", policy.ViaDescribe, policy.CodeNotFound},
-		{"crm.secret", policy.ViaExecute, policy.CodeNotFound},
-		{"crm.secret", policy.ViaInvoke, policy.CodeNotFound},
-		{"crm.secret", policy.ViaDirect, policy.CodeNotFound},
-		{"crm.off", policy.ViaExecute, policy.CodeNotFound},
-		{"crm.off", policy.ViaInvoke, policy.CodeNotFound},
+		{"crm.secret", policy.ViaSearch, toolerr.NotFound},
+		{"crm.secret", policy.ViaDescribe, toolerr.NotFound},
+		{"crm.secret", policy.ViaExecute, toolerr.NotFound},
+		{"crm.secret", policy.ViaInvoke, toolerr.NotFound},
+		{"crm.secret", policy.ViaDirect, toolerr.NotFound},
+		{"crm.off", policy.ViaExecute, toolerr.NotFound},
+		{"crm.off", policy.ViaInvoke, toolerr.NotFound},
 		// Names resolve byte for byte, as mcp-go's dispatch does.
-		{"CRM.find", policy.ViaExecute, policy.CodeNotFound},
-		{"crm.find ", policy.ViaExecute, policy.CodeNotFound},
-		{" crm.find", policy.ViaExecute, policy.CodeNotFound},
-		{"crm.secret\x00", policy.ViaExecute, policy.CodeNotFound},
-		{"crm.Secret", policy.ViaExecute, policy.CodeNotFound},
-		{"crm.*", policy.ViaExecute, policy.CodeNotFound},
-		{"", policy.ViaExecute, policy.CodeNotFound},
-		{"crm.find", policy.Via("sideways"), policy.CodeAccessDenied},
+		{"CRM.find", policy.ViaExecute, toolerr.NotFound},
+		{"crm.find ", policy.ViaExecute, toolerr.NotFound},
+		{" crm.find", policy.ViaExecute, toolerr.NotFound},
+		{"crm.secret\x00", policy.ViaExecute, toolerr.NotFound},
+		{"crm.Secret", policy.ViaExecute, toolerr.NotFound},
+		{"crm.*", policy.ViaExecute, toolerr.NotFound},
+		{"", policy.ViaExecute, toolerr.NotFound},
+		{"crm.find", policy.Via("sideways"), toolerr.AccessDenied},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.via)+"/"+tt.tool, func(t *testing.T) {
 			got, err := gate.Authorize(context.Background(), snap, policy.Request{Tool: tt.tool, Via: tt.via})
-			var pe *policy.Error
+			var pe *toolerr.Error
 			switch {
 			case tt.want == "" && err != nil:
 				t.Fatalf("refused: %v", err)
 			case tt.want == "" && got.Name != tt.tool:
 				t.Fatalf("got tool %q", got.Name)
 			case tt.want != "" && !errors.As(err, &pe):
-				t.Fatalf("err = %v, want a *policy.Error with code %s", err, tt.want)
+				t.Fatalf("err = %v, want a *toolerr.Error with code %s", err, tt.want)
 			case tt.want != "" && pe.Code != tt.want:
 				t.Fatalf("code = %s, want %s (%v)", pe.Code, tt.want, err)
 			}

@@ -8,9 +8,9 @@ import (
 	"log/slog"
 
 	"github.com/codecall-go/codecall/ast"
-	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
+	"github.com/codecall-go/codecall/toolerr"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -20,7 +20,7 @@ type echoHost struct{}
 
 func (echoHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
 	if name != "echo" {
-		return nil, &policy.Error{Code: policy.CodeNotFound, Tool: name, Message: "no such tool"}
+		return nil, &toolerr.Error{Code: toolerr.NotFound, Tool: name, Message: "no such tool"}
 	}
 	return json.Marshal(input)
 }

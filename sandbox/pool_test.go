@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/codecall-go/codecall/ast"
-	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -39,7 +39,7 @@ func (h *testHost) CallTool(ctx context.Context, name string, input map[string]a
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	return nil, &policy.Error{Code: policy.CodeNotFound, Tool: name, Message: "no tool " + name}
+	return nil, &toolerr.Error{Code: toolerr.NotFound, Tool: name, Message: "no tool " + name}
 }
 
 func (h *testHost) GetTool(name string) (json.RawMessage, bool) {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/toolerr"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -153,10 +153,10 @@ func (s *session) call(ctx context.Context, m *message) {
 		reply := &message{T: msgReply, ID: m.ID}
 		var input map[string]any
 		if err := json.Unmarshal(m.Input, &input); err != nil {
-			reply.Code, reply.Error = string(policy.CodeValidation), "the tool input is not a JSON object"
+			reply.Code, reply.Error = string(toolerr.Validation), "the tool input is not a JSON object"
 		} else if out, err := s.host.CallTool(cctx, m.Name, input); err != nil {
 			reply.Code, reply.Error = replyCode(err)
-			var pe *policy.Error
+			var pe *toolerr.Error
 			if errors.As(err, &pe) {
 				reply.Reason = pe.Reason
 			}
@@ -175,7 +175,7 @@ func (s *session) call(ctx context.Context, m *message) {
 // carry Go text the plan must not see; the runtime gives them a generic
 // message, so only their absence of a code crosses.
 func replyCode(err error) (code, message string) {
-	var pe *policy.Error
+	var pe *toolerr.Error
 	switch {
 	case errors.As(err, &pe):
 		return string(pe.Code), pe.Message

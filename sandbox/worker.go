@@ -13,8 +13,8 @@ import (
 	"syscall"
 
 	"github.com/codecall-go/codecall/ast"
-	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -181,7 +181,7 @@ func (w *workerConn) forget(id uint64) {
 func (w *workerConn) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
 	b, err := json.Marshal(input)
 	if err != nil {
-		return nil, &policy.Error{Code: policy.CodeValidation, Tool: name, Message: "the tool input cannot be encoded as JSON"}
+		return nil, &toolerr.Error{Code: toolerr.Validation, Tool: name, Message: "the tool input cannot be encoded as JSON"}
 	}
 	id, ch, err := w.request(&message{T: msgCall, Name: name, Input: b})
 	if err != nil {
@@ -233,7 +233,7 @@ func replyError(name string, m *message) error {
 	case "":
 		return errors.New(m.Error)
 	}
-	return &policy.Error{Code: policy.Code(m.Code), Tool: name, Message: m.Error, Reason: m.Reason}
+	return &toolerr.Error{Code: toolerr.Code(m.Code), Tool: name, Message: m.Error, Reason: m.Reason}
 }
 
 // GetTool implements vm.Host.

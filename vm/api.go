@@ -75,7 +75,7 @@ const (
 type Host interface {
 	// CallTool runs one tool call through the access gate and the server's
 	// pipeline and returns the unwrapped result as JSON. A refusal or a
-	// failed call is a *policy.Error (its Code is what the plan sees).
+	// failed call is a *toolerr.Error (its Code is what the plan sees).
 	CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error)
 	// GetTool returns a JSON description of a tool the plan may call
 	// ({name, description, appId, inputSchema, outputSchema?, annotations?}),

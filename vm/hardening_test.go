@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // want is what a hardening case must end with.
@@ -106,7 +106,7 @@ var (
 // TestCodeGeneration covers every route to code from strings.
 func TestCodeGeneration(t *testing.T) {
 	failing := &fakeHost{handler: func(context.Context, string, map[string]any) (json.RawMessage, error) {
-		return nil, policyErr(policy.CodeAccessDenied, "no")
+		return nil, policyErr(toolerr.AccessDenied, "no")
 	}}
 	cases := []hardeningCase{
 		{name: "eval", script: `return eval('1')`, want: codeGen},

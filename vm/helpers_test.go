@@ -14,8 +14,8 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/codecall-go/codecall/ast"
-	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // compile builds a Checked the way package ast does: the script is the
@@ -142,8 +142,8 @@ func describe(res *Result) string {
 	return string(b)
 }
 
-func policyErr(code policy.Code, msg string) error {
-	return &policy.Error{Code: code, Message: msg}
+func policyErr(code toolerr.Code, msg string) error {
+	return &toolerr.Error{Code: code, Message: msg}
 }
 
 // settleGoroutines waits until the goroutine count is back to at most

@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/codecall-go/codecall/ast"
-	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // TestStatuses produces every status a run can end with.
 func TestStatuses(t *testing.T) {
 	denied := &fakeHost{handler: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
-		return nil, &policy.Error{Code: policy.CodeAccessDenied, Tool: name, Message: "the policy refuses " + name}
+		return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: name, Message: "the policy refuses " + name}
 	}}
 	cases := []hardeningCase{
 		{name: "ok", script: `const r = await callTool('crm.find', {q: 'ada'}); return {n: r.input.q}`, want: okWith(`{"n":"ada"}`)},
@@ -55,7 +55,7 @@ func TestStatuses(t *testing.T) {
 
 func TestToolErrorDetails(t *testing.T) {
 	h := &fakeHost{handler: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
-		return nil, &policy.Error{Code: policy.CodeApprovalDenied, Tool: name, Message: "the user said no"}
+		return nil, &toolerr.Error{Code: toolerr.ApprovalDenied, Tool: name, Message: "the user said no"}
 	}}
 	res := runScript(t, h, `console.log('before'); await callTool('billing.refund', {id: 7, note: 'x'})`)
 	if res.Status != StatusToolError {
@@ -82,7 +82,7 @@ func TestErrorSeenByPlan(t *testing.T) {
 		if name == "plain" {
 			return nil, errors.New("dial tcp 10.0.0.1:5432: connection refused at /srv/app/db.go:12")
 		}
-		return nil, &policy.Error{Code: policy.CodeNotFound, Tool: name, Message: "no such tool"}
+		return nil, &toolerr.Error{Code: toolerr.NotFound, Tool: name, Message: "no such tool"}
 	}}
 	res := runScript(t, h, `
 		const a = await callTool('missing', {}).catch(e => ({name: e.name, message: e.message, code: e.code, toolName: e.toolName, isError: e instanceof Error}));
@@ -559,7 +559,7 @@ func TestUnhandledToolErrors(t *testing.T) {
 		if name == "x" {
 			time.Sleep(20 * time.Millisecond)
 		}
-		return nil, policyErr(policy.CodeAccessDenied, "no "+name)
+		return nil, policyErr(toolerr.AccessDenied, "no "+name)
 	}}
 	// a fails while the plan still runs, with nothing to handle it
 	res := runScript(t, h, `callTool('a', {}); callTool('b', {}).catch(() => 0); await Promise.allSettled([callTool('x', {})]); return 1`)
@@ -570,7 +570,7 @@ func TestUnhandledToolErrors(t *testing.T) {
 	// a fails after the plan has returned
 	h.handler = func(context.Context, string, map[string]any) (json.RawMessage, error) {
 		time.Sleep(10 * time.Millisecond)
-		return nil, policyErr(policy.CodeAccessDenied, "no")
+		return nil, policyErr(toolerr.AccessDenied, "no")
 	}
 	res = runScript(t, h, `callTool('a', {}); return 1`)
 	if res.Status != StatusOK || len(res.Warnings) != 1 || res.Warnings[0].Type != WarningLateToolError {

@@ -11,15 +11,15 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // Error codes a tool call can end with besides policy's own.
 const (
 	codeCancelled = "CANCELLED"
-	codeExecution = string(policy.CodeExecution)
-	codeTimeout   = string(policy.CodeTimeout)
-	codeLimit     = string(policy.CodeLimit)
+	codeExecution = string(toolerr.Execution)
+	codeTimeout   = string(toolerr.Timeout)
+	codeLimit     = string(toolerr.Limit)
 )
 
 // toolCall is one callTool invocation. The VM goroutine owns it, except
@@ -200,7 +200,7 @@ func (r *run) record(c *toolCall) {
 		return
 	}
 	c.code, c.message = errorCode(c.err)
-	var pe *policy.Error
+	var pe *toolerr.Error
 	if errors.As(c.err, &pe) {
 		c.reason = clip(pe.Reason, maxErrorMessageBytes)
 	}
@@ -272,7 +272,7 @@ func (r *run) parseToolResult(raw json.RawMessage) (v goja.Value, code, message 
 // Errors other than policy's carry Go text the plan must not see, so they
 // get a generic message.
 func errorCode(err error) (code, message string) {
-	var pe *policy.Error
+	var pe *toolerr.Error
 	switch {
 	case errors.As(err, &pe):
 		return string(pe.Code), clip(pe.Message, maxErrorMessageBytes)
