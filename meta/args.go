@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/codecall-go/codecall/toolerr"
 )
 
 // decodeArgs decodes a tool call's arguments into dst, refusing unknown
@@ -61,10 +59,4 @@ func jsonKind(goType string) string {
 		return "a string"
 	}
 	return goType
-}
-
-func asPolicyError(err error) (*toolerr.Error, bool) {
-	var pe *toolerr.Error
-	ok := errors.As(err, &pe)
-	return pe, ok
 }

@@ -30,7 +30,7 @@ type DescribedTool struct {
 	Annotations      *catalog.Annotations `json:"annotations,omitempty"`
 	Examples         []catalog.Example    `json:"examples,omitempty"`
 	RequiresApproval bool                 `json:"requiresApproval,omitempty"`
-	TypeScript       string               `json:"typescript"`
+	TypeScript       string               `json:"typescript,omitempty"`
 }
 
 // DescribeOutput is codecall.describe's result.

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/presets"
@@ -123,11 +124,13 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	pr := &pausedRun{session: session, scriptSHA: scriptSHA, cancel: cancel, runID: runID, start: start,
 		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk), secrets: &runSecrets{r: st.Redactor}}
-	host := &planHost{env: h.env, st: st, names: NamesFor(st.Config), allowed: allowed, reqCtx: ctx, runID: runID,
+	host := &planHost{env: h.env, st: st, allowed: allowed, reqCtx: ctx, runID: runID,
 		progress: progressToken(req), session: pr.session, scriptSHA: scriptSHA, planContext: in.Context, secrets: pr.secrets}
+	var asker policy.Asker = policy.ElicitAsker{Approvals: st.Approvals, Client: ctx}
 	if server.IsModernRequest(ctx) {
-		host.pause = pr.pause
+		asker = pauseAsker{run: pr, client: ctx, approvals: st.Approvals}
 	}
+	host.asker = planAsker{next: asker, secrets: pr.secrets}
 	go func() {
 		defer cancel()
 		pr.done <- runner.Run(runCtx, in.Script, checked, rules, host, vm.Options{RunID: runID, Limits: limits, Context: planContext})
@@ -261,12 +264,11 @@ func progressToken(req mcp.CallToolRequest) mcp.ProgressToken {
 }
 
 // planHost is what a running plan reaches of CodeCall: every tool call goes
-// through the same gate as any other path, then through the server's whole
-// pipeline as an internal call.
+// through the gate's one door, then through the server's whole pipeline
+// as an internal call.
 type planHost struct {
 	env      Env
 	st       *State
-	names    Names
 	allowed  presets.Globs
 	reqCtx   context.Context
 	runID    string
@@ -278,116 +280,67 @@ type planHost struct {
 	planContext map[string]any
 	calls       atomic.Int64
 	secrets     *runSecrets
-	// pause asks a 2026-07-28 client through the waiting execute request;
-	// nil for older clients, which are asked with an elicitation.
-	pause func(ctx context.Context, req policy.ApprovalRequest, timeout time.Duration) policy.ApprovalOutcome
-}
-
-func (p *planHost) authorize(ctx context.Context, name string) (*toolerr.Error, bool) {
-	if p.names.Has(name) {
-		return &toolerr.Error{Code: toolerr.SelfReference, Tool: name,
-			Message: "a plan cannot call a CodeCall meta-tool; call the tools themselves"}, false
-	}
-	if _, err := p.st.Gate.Authorize(ctx, p.st.Catalog, policy.Request{Tool: name, Via: policy.ViaExecute}); err != nil {
-		var pe *toolerr.Error
-		if errors.As(err, &pe) {
-			return pe, false
-		}
-		return &toolerr.Error{Code: toolerr.AccessDenied, Tool: name, Message: err.Error()}, false
-	}
-	if len(p.allowed) > 0 && !p.allowed.Match(name) {
-		return &toolerr.Error{Code: toolerr.AccessDenied, Tool: name,
-			Message: fmt.Sprintf("tool %q is not in this run's allowedTools", name)}, false
-	}
-	return nil, true
+	asker       policy.Asker
 }
 
 // CallTool implements vm.Host.
 func (p *planHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
-	if pe, ok := p.authorize(ctx, name); !ok {
-		return nil, pe
-	}
 	call := policy.Call{Tool: name, Via: policy.ViaExecute, Args: input, SessionID: p.session, Context: p.planContext,
-		Run: &policy.RunInfo{ID: p.runID, ScriptSHA256: p.scriptSHA, CallIndex: int(p.calls.Add(1))}}
-	ctx, obs := p.st.observeCall(ctx, call)
-	res, err := p.admitAndCall(ctx, obs, call)
-	obs.end(ctx, res, err)
+		Allowed: p.allowed, Run: &policy.RunInfo{ID: p.runID, ScriptSHA256: p.scriptSHA, CallIndex: int(p.calls.Add(1))}}
+	ctx, obs := p.st.observe(ctx, call)
+	var outputSchema json.RawMessage
+	res, err := p.st.Gate.Admit(ctx, p.st.Catalog, call, p.asker, obs,
+		func(ctx context.Context, call policy.Call, t *catalog.Tool) (*mcp.CallToolResult, error) {
+			outputSchema = t.OutputSchema
+			p.toolEvent(ctx, call.Tool, "started")
+			res, err := dispatch(ctx, p.env, call)
+			if err != nil {
+				p.toolEvent(ctx, call.Tool, "failed")
+			} else {
+				p.toolEvent(ctx, call.Tool, "finished")
+			}
+			return res, err
+		})
 	if err != nil {
 		return nil, err
-	}
-	if res.IsError {
-		rerr := ResultError(name, res)
-		if rerr.Code == toolerr.Validation {
-			if t, ok := p.st.Catalog.Lookup(name); ok {
-				if why := explainValidation(t.InputSchema, input); why != "" {
-					rerr.Message = "input does not match the tool's input schema: " + why
-				}
-			}
-		}
-		return nil, rerr
 	}
 	raw, err := Unwrap(res)
 	if err != nil {
 		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: err.Error()}
 	}
-	if t, ok := p.st.Catalog.Lookup(name); ok {
-		p.secrets.learn(raw, t.OutputSchema)
-	}
+	p.secrets.learn(raw, outputSchema)
 	return raw, nil
 }
 
-// admitAndCall runs a plan's call through the gate (access, policy,
-// approval) and the server's pipeline.
-func (p *planHost) admitAndCall(ctx context.Context, obs *callObserver, call policy.Call) (*mcp.CallToolResult, error) {
-	out, err := p.st.Gate.Decide(ctx, p.st.Catalog, call)
-	obs.decided(ctx, out, err)
-	if err != nil {
-		return nil, err
-	}
-	if out.NeedsApproval() {
-		if perr := p.approve(ctx, obs, call, out); perr != nil {
-			return nil, perr
-		}
-	}
-	p.toolEvent(ctx, call.Tool, "started")
-	res, err := p.env.Call(ctx, p.st, call.Tool, call.Args, policy.ViaExecute)
-	switch {
-	case err != nil || res.IsError:
-		p.toolEvent(ctx, call.Tool, "failed")
-	default:
-		p.toolEvent(ctx, call.Tool, "finished")
-	}
-	return res, err
+// planAsker asks for a plan's call: the prompt must not show what the plan
+// got from its tools as secrets, whatever key the plan put them under, and
+// the run's clock stops while a person decides.
+type planAsker struct {
+	next    policy.Asker
+	secrets *runSecrets
 }
 
-// approve asks a person to approve a plan's call. The run's clock stops
-// while the person decides.
-func (p *planHost) approve(ctx context.Context, obs *callObserver, call policy.Call, out *policy.Outcome) *toolerr.Error {
-	ap := p.st.Approvals
-	if ap.Trusted(call.SessionID, out.Tool.Name) {
-		obs.approved(ctx, policy.ApprovalTrusted)
-		return nil
-	}
-	// The prompt must not show what the plan got from its tools as
-	// secrets, whatever key the plan put them under.
-	areq := policy.ApprovalRequest{Tool: out.Tool, Args: p.secrets.scrubValue(call.Args), Via: call.Via, SessionID: call.SessionID, Reason: out.Decision.Reason}
+func (a planAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.ApprovalOutcome, *mcp.CallToolResult, error) {
+	req.Args = a.secrets.scrubValue(req.Args)
 	resume := vm.SuspendClock(ctx)
 	defer resume()
-	var outcome policy.ApprovalOutcome
-	switch {
-	case p.pause != nil && !policy.CanElicit(p.reqCtx):
-		outcome = policy.ApprovalNoClient
-	case p.pause != nil:
-		outcome = p.pause(ctx, areq, ap.Timeout())
-	default:
-		var err error
-		outcome, err = ap.Ask(p.reqCtx, server.ServerFromContext(p.reqCtx), areq)
-		if err != nil {
-			p.st.logger().Warn("codecall: approval prompt failed", "tool", call.Tool, "error", err)
-		}
+	return a.next.Ask(ctx, req)
+}
+
+// pauseAsker asks a 2026-07-28 client for a plan's call: the plan pauses
+// inside callTool, and the execute request waiting for it answers with
+// the prompt; the client's next execute request carries the answer.
+type pauseAsker struct {
+	run       *pausedRun
+	client    context.Context // the execute request, whose client is asked
+	approvals *policy.Approvals
+}
+
+func (a pauseAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.ApprovalOutcome, *mcp.CallToolResult, error) {
+	if !policy.CanElicit(a.client) {
+		return policy.ApprovalNoClient, nil, nil
 	}
-	obs.approved(ctx, outcome)
-	return policy.ApprovalError(call.Tool, outcome, ap.Timeout())
+	return a.run.pause(ctx, req, a.approvals.Timeout()), nil, nil
 }
 
 // Unwrap applies DESIGN.md's rules to a tool result: structuredContent when
@@ -411,25 +364,17 @@ func Unwrap(res *mcp.CallToolResult) (json.RawMessage, error) {
 	return json.Marshal(res)
 }
 
-// GetTool implements vm.Host.
+// GetTool implements vm.Host: the tool's definition as codecall.describe
+// gives it, without the TypeScript declaration, for the tools the plan may
+// call (the gate's access checks, allowedTools included).
 func (p *planHost) GetTool(name string) (json.RawMessage, bool) {
-	if _, ok := p.authorize(p.reqCtx, name); !ok {
-		return nil, false
-	}
-	t, ok := p.st.Catalog.Lookup(name)
-	if !ok {
+	t, err := p.st.Gate.Access(p.reqCtx, p.st.Catalog, policy.Call{Tool: name, Via: policy.ViaExecute, Allowed: p.allowed})
+	if err != nil {
 		return nil, false
 	}
 	d := describeTool(t)
-	b, err := json.Marshal(struct {
-		Name         string          `json:"name"`
-		Title        string          `json:"title,omitempty"`
-		Description  string          `json:"description"`
-		AppID        string          `json:"appId"`
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-		Annotations  any             `json:"annotations,omitempty"`
-	}{d.Name, d.Title, d.Description, d.AppID, d.InputSchema, d.OutputSchema, d.Annotations})
+	d.TypeScript = ""
+	b, err := json.Marshal(d)
 	return b, err == nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/toolerr"
 )
@@ -30,63 +31,46 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	}
 	st, release := h.env.Acquire(ctx)
 	defer release()
-	if NamesFor(st.Config).Has(in.Tool) {
-		return toolError(in.Tool, &toolerr.Error{Code: toolerr.SelfReference, Tool: in.Tool,
-			Message: "codecall.invoke cannot call a CodeCall meta-tool; call the tool itself"}), nil
-	}
 	call := policy.Call{Tool: in.Tool, Via: policy.ViaInvoke, Args: in.Input, SessionID: SessionID(ctx)}
-	ctx, obs := st.observeCall(ctx, call)
-	res, err := h.invokeAdmitted(ctx, st, obs, req, call)
-	obs.end(ctx, res, err)
-	if err != nil {
-		return st.Redactor.ToolResult(toolError(in.Tool, err), nil), nil
-	}
-	if res.ResultType == mcp.ResultTypeInputRequired {
-		return res, nil
-	}
+	ctx, obs := st.observe(ctx, call)
 	var schema json.RawMessage
-	if t, ok := st.Catalog.Lookup(in.Tool); ok {
-		schema = t.OutputSchema
+	res, err := st.Gate.Admit(ctx, st.Catalog, call, policy.ClientAsker(ctx, st.Approvals, req), obs,
+		func(ctx context.Context, call policy.Call, t *catalog.Tool) (*mcp.CallToolResult, error) {
+			schema = t.OutputSchema
+			return dispatch(ctx, h.env, call)
+		})
+	switch {
+	case err != nil:
+		return st.Redactor.ToolResult(toolError(in.Tool, err), nil), nil
+	case res.ResultType == mcp.ResultTypeInputRequired:
+		return res, nil
 	}
 	return st.Redactor.ToolResult(res, schema), nil
 }
 
-func (h *handlers) invokeAdmitted(ctx context.Context, st *State, obs *callObserver, req mcp.CallToolRequest, call policy.Call) (*mcp.CallToolResult, error) {
-	out, ask, err := admit(ctx, st, obs, req, call)
-	switch {
-	case err != nil:
-		return nil, err
-	case ask != nil:
-		return ask, nil
-	}
-	res, err := h.env.Call(ctx, st, call.Tool, call.Args, policy.ViaInvoke)
+// dispatch sends an admitted call through the server's pipeline and turns
+// a result flagged isError into a *toolerr.Error, so every path reports
+// the tool's failure with a code.
+func dispatch(ctx context.Context, env Env, call policy.Call) (*mcp.CallToolResult, error) {
+	res, err := env.Call(ctx, call.Tool, call.Args)
 	if err != nil {
 		return nil, err
 	}
 	if res.IsError {
-		rerr := ResultError(call.Tool, res)
-		if rerr.Code == toolerr.Validation {
-			if why := explainValidation(out.Tool.InputSchema, call.Args); why != "" {
-				rerr.Message = "input does not match the tool's input schema: " + why
-			}
-		}
-		return nil, rerr
+		return res, ResultError(call.Tool, res)
 	}
 	return res, nil
 }
 
-// ResultError turns a tool result flagged isError into a *toolerr.Error,
-// classifying mcp-go's input-validation failures as VALIDATION.
+// ResultError turns a tool result flagged isError into a *toolerr.Error:
+// the result's text is the message, and mcp-go's own input-validation
+// refusals are VALIDATION (see MCPGoCode).
 func ResultError(tool string, res *mcp.CallToolResult) *toolerr.Error {
 	msg := ResultText(res)
 	if msg == "" {
 		msg = "the tool reported an error without a message"
 	}
-	code := toolerr.Execution
-	if strings.HasPrefix(msg, "input schema validation failed") || strings.HasPrefix(msg, "invalid arguments") {
-		code = toolerr.Validation
-	}
-	return &toolerr.Error{Code: code, Tool: tool, Message: msg}
+	return &toolerr.Error{Code: MCPGoCode(0, msg), Tool: tool, Message: msg}
 }
 
 // ResultText joins a result's text blocks.
@@ -102,8 +86,8 @@ func ResultText(res *mcp.CallToolResult) string {
 
 func toolError(tool string, err error) *mcp.CallToolResult {
 	body := ToolErrorBody{Source: "tool", ToolName: tool, Code: toolerr.Execution, Message: err.Error()}
-	if pe, ok := asPolicyError(err); ok {
-		body.Code, body.Message, body.Reason = pe.Code, pe.Message, pe.Reason
+	if te := toolerr.As(err); te != nil {
+		body.Code, body.Message, body.Reason, body.Hint, body.Retryable = te.Code, te.Message, te.Reason, te.Hint, te.Retryable
 	}
 	return result(ToolErrorResult{Status: "tool_error", Error: body}, true)
 }

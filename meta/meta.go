@@ -1,6 +1,10 @@
-// Package meta holds CodeCall's meta-tools: their schemas, descriptions,
-// handlers and result shapes. It is thin: search, access and dispatch are
-// the work of the packages below it and of the composition root.
+// Package meta holds CodeCall's agent-facing surface: the meta-tools'
+// schemas, descriptions, handlers and result shapes; the plan host that
+// answers a running plan's calls; the askers and observers that every tool
+// call brings to the gate's one door (policy.Gate.Admit); and the direct
+// path's entry (Direct). Deciding is policy's job, searching search's,
+// running plans vm's and sandbox's, and dispatching through the server the
+// composition root's (middleware).
 package meta
 
 import (
@@ -60,10 +64,10 @@ type Env interface {
 	// Acquire returns the current state; release must be called when the
 	// request no longer uses it.
 	Acquire(ctx context.Context) (st *State, release func())
-	// Call runs a tool through the server's whole pipeline (hooks, input
-	// validation, middleware, handler) as an internal call made via the
-	// given path. A failure to dispatch is a *toolerr.Error.
-	Call(ctx context.Context, st *State, name string, args map[string]any, via policy.Via) (*mcp.CallToolResult, error)
+	// Call runs a call the gate admitted through the server's whole
+	// pipeline (hooks, input validation, middleware, handler), without
+	// deciding it again. A failure to dispatch is a *toolerr.Error.
+	Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error)
 }
 
 // Names are the meta-tools' names under a config's prefix.
@@ -106,12 +110,16 @@ type errorResult struct {
 // ToolErrorBody is the error of a tool call that failed, as DESIGN.md's
 // tool_error status describes it.
 type ToolErrorBody struct {
-	Source   string         `json:"source"`
-	ToolName string         `json:"toolName"`
-	Code     toolerr.Code   `json:"code"`
-	Message  string         `json:"message"`
-	Reason   string         `json:"reason,omitempty"`
-	Details  map[string]any `json:"details,omitempty"`
+	Source   string       `json:"source"`
+	ToolName string       `json:"toolName"`
+	Code     toolerr.Code `json:"code"`
+	Message  string       `json:"message"`
+	Reason   string       `json:"reason,omitempty"`
+	// Hint says what to do next; Retryable is true only when the same
+	// call may succeed if made again.
+	Hint      string         `json:"hint,omitempty"`
+	Retryable bool           `json:"retryable,omitempty"`
+	Details   map[string]any `json:"details,omitempty"`
 }
 
 // ToolErrorResult is the result of codecall.invoke when the call failed.
@@ -138,8 +146,8 @@ func invalid(field, msg string) *mcp.CallToolResult {
 }
 
 func refused(err error) *mcp.CallToolResult {
-	if pe, ok := asPolicyError(err); ok {
-		return result(errorResult{ErrorBody{Code: pe.Code, Message: pe.Message}}, true)
+	if te := toolerr.As(err); te != nil {
+		return result(errorResult{ErrorBody{Code: te.Code, Message: te.Message}}, true)
 	}
 	return result(errorResult{ErrorBody{Code: toolerr.Execution, Message: err.Error()}}, true)
 }

@@ -34,18 +34,11 @@ func (st *State) tracer() trace.Tracer {
 	return noop.NewTracerProvider().Tracer(Instrumentation)
 }
 
-// callObserver follows one tool call through the gate and the server: its
-// span, its log lines and its audit events.
-type callObserver struct {
-	st    *State
-	call  policy.Call
-	span  trace.Span
-	start time.Time
-	base  audit.Event // the fields every event of this call shares
-}
-
-// observeCall starts observing a call; end must be called.
-func (st *State) observeCall(ctx context.Context, call policy.Call) (context.Context, *callObserver) {
+// observe opens the observation of one call before the gate's first check,
+// so refusals are audited, traced and logged like any other outcome. It
+// starts the call's span; the returned Observer ends it. Audit, span and
+// log are separate observers behind one fan-out.
+func (st *State) observe(ctx context.Context, call policy.Call) (context.Context, policy.Observer) {
 	attrs := []attribute.KeyValue{
 		attribute.String("codecall.tool", call.Tool),
 		attribute.String("codecall.via", string(call.Via)),
@@ -54,7 +47,56 @@ func (st *State) observeCall(ctx context.Context, call policy.Call) (context.Con
 		attrs = append(attrs, attribute.String("codecall.run_id", call.Run.ID), attribute.Int("codecall.call_index", call.Run.CallIndex))
 	}
 	ctx, span := st.tracer().Start(ctx, "codecall.tool_call", trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
-	o := &callObserver{st: st, call: call, span: span, start: time.Now()}
+	return ctx, fanOut{
+		newAuditObserver(st, call),
+		spanObserver{span},
+		logObserver{st.logger(), call},
+	}
+}
+
+// fanOut hands every event to each observer in turn.
+type fanOut []policy.Observer
+
+func (f fanOut) Decided(ctx context.Context, out *policy.Outcome, err error) {
+	for _, o := range f {
+		o.Decided(ctx, out, err)
+	}
+}
+
+func (f fanOut) Approved(ctx context.Context, outcome policy.ApprovalOutcome, err error) {
+	for _, o := range f {
+		o.Approved(ctx, outcome, err)
+	}
+}
+
+func (f fanOut) Ended(ctx context.Context, res *mcp.CallToolResult, err error) {
+	for _, o := range f {
+		o.Ended(ctx, res, err)
+	}
+}
+
+// decisionOf names the gate's verdict as the audit log and spans do.
+func decisionOf(out *policy.Outcome, err error) string {
+	switch {
+	case err != nil:
+		return "deny"
+	case out.NeedsApproval():
+		return "approval"
+	}
+	return "allow"
+}
+
+// auditObserver writes a call's policy.decision, approval and tool.call
+// (or invoke) events.
+type auditObserver struct {
+	log   *audit.Logger
+	via   policy.Via
+	start time.Time
+	base  audit.Event // the fields every event of this call shares
+}
+
+func newAuditObserver(st *State, call policy.Call) *auditObserver {
+	o := &auditObserver{log: st.Audit, via: call.Via, start: time.Now()}
 	o.base = audit.Event{SessionID: call.SessionID, Tool: call.Tool, Via: string(call.Via)}
 	if st.Audit.Enabled() {
 		o.base.ArgsSHA256, o.base.ArgsBytes = audit.Digest(call.Args)
@@ -67,84 +109,108 @@ func (st *State) observeCall(ctx context.Context, call policy.Call) (context.Con
 	if t, ok := st.Catalog.Lookup(call.Tool); ok {
 		o.base.AppID = t.AppID
 	}
-	return ctx, o
+	return o
 }
 
-func (o *callObserver) event(typ audit.Type) audit.Event {
+func (o *auditObserver) event(typ audit.Type) audit.Event {
 	e := o.base
 	e.Type = typ
 	return e
 }
 
-// decided records the gate's verdict.
-func (o *callObserver) decided(ctx context.Context, out *policy.Outcome, err error) {
-	decision := "allow"
-	switch {
-	case err != nil:
-		decision = "deny"
-	case out.NeedsApproval():
-		decision = "approval"
-	}
-	o.span.SetAttributes(attribute.String("codecall.policy.decision", decision))
+func (o *auditObserver) Decided(ctx context.Context, out *policy.Outcome, err error) {
 	e := o.event(audit.PolicyDecision)
-	e.Decision = audit.Decision(decision)
-	if pe, ok := asPolicyError(err); ok {
-		e.ErrorCode, e.Reason = string(pe.Code), pe.Message
+	e.Decision = audit.Decision(decisionOf(out, err))
+	if te := toolerr.As(err); te != nil {
+		e.ErrorCode, e.Reason = string(te.Code), te.Message
 	}
 	if out != nil && out.Decision.Reason != "" {
 		e.Reason = out.Decision.Reason
 	}
-	o.st.Audit.Log(ctx, e)
-	if out == nil {
-		return // refused by the access rules before any policy ran
-	}
-	o.span.SetAttributes(attribute.String("codecall.policy", out.Policy))
-	if out.EvalErr != nil {
-		o.st.logger().Warn("codecall: policy failed; the call is denied", "tool", o.call.Tool, "via", o.call.Via, "policy", out.Policy, "error", out.EvalErr)
-	} else if err != nil {
-		o.st.logger().Info("codecall: policy denied a call", "tool", o.call.Tool, "via", o.call.Via, "policy", out.Policy, "reason", out.Decision.Reason)
-	}
+	o.log.Log(ctx, e)
 }
 
-// approved records how an approval ended.
-func (o *callObserver) approved(ctx context.Context, outcome policy.ApprovalOutcome) {
-	o.span.SetAttributes(attribute.String("codecall.approval", outcome.Audited()))
+func (o *auditObserver) Approved(ctx context.Context, outcome policy.ApprovalOutcome, _ error) {
 	e := o.event(audit.Approval)
 	e.Approval = audit.Outcome(outcome.Audited())
 	if outcome.ForSession() {
 		e.Reason = "approved for the rest of the session"
 	}
-	o.st.Audit.Log(ctx, e)
-	o.st.logger().Info("codecall: approval", "tool", o.call.Tool, "via", o.call.Via, "outcome", outcome.Audited(), "forSession", outcome.ForSession())
+	o.log.Log(ctx, e)
 }
 
-// end records how the call ended: res is the tool's result, err a failure
-// to run it or a refusal.
-func (o *callObserver) end(ctx context.Context, res *mcp.CallToolResult, err error) {
-	defer o.span.End()
+func (o *auditObserver) Ended(ctx context.Context, res *mcp.CallToolResult, err error) {
 	typ := audit.ToolCall
-	if o.call.Via == policy.ViaInvoke {
+	if o.via == policy.ViaInvoke {
 		typ = audit.Invoke
 	}
 	e := o.event(typ)
 	e.Duration = time.Since(o.start)
 	e.Status = "ok"
-	switch pe, isPolicy := asPolicyError(err); {
-	case isPolicy:
-		o.span.SetAttributes(attribute.String("codecall.error_code", string(pe.Code)))
-		o.span.SetStatus(codes.Error, string(pe.Code))
-		e.Status, e.ErrorCode, e.Error = "error", string(pe.Code), pe.Message
+	switch te := toolerr.As(err); {
+	case te != nil:
+		e.Status, e.ErrorCode, e.Error = "error", string(te.Code), te.Message
 	case err != nil:
-		o.span.SetStatus(codes.Error, "tool error")
 		e.Status, e.ErrorCode, e.Error = "error", string(toolerr.Execution), err.Error()
 	case res != nil && res.ResultType == mcp.ResultTypeInputRequired:
 		e.Status = "input_required"
 	case res != nil && res.IsError:
-		o.span.SetStatus(codes.Error, "tool error")
 		e.Status = "error"
 	}
-	if res != nil && o.st.Audit.Enabled() {
+	if res != nil && o.log.Enabled() {
 		e.ResultSHA256, e.ResultBytes = audit.Digest(res)
 	}
-	o.st.Audit.Log(ctx, e)
+	o.log.Log(ctx, e)
 }
+
+// spanObserver records a call on its span and ends the span.
+type spanObserver struct{ span trace.Span }
+
+func (o spanObserver) Decided(_ context.Context, out *policy.Outcome, err error) {
+	o.span.SetAttributes(attribute.String("codecall.policy.decision", decisionOf(out, err)))
+	if out != nil {
+		o.span.SetAttributes(attribute.String("codecall.policy", out.Policy))
+	}
+}
+
+func (o spanObserver) Approved(_ context.Context, outcome policy.ApprovalOutcome, _ error) {
+	o.span.SetAttributes(attribute.String("codecall.approval", outcome.Audited()))
+}
+
+func (o spanObserver) Ended(_ context.Context, res *mcp.CallToolResult, err error) {
+	defer o.span.End()
+	switch te := toolerr.As(err); {
+	case te != nil:
+		o.span.SetAttributes(attribute.String("codecall.error_code", string(te.Code)))
+		o.span.SetStatus(codes.Error, string(te.Code))
+	case err != nil, res != nil && res.IsError:
+		o.span.SetStatus(codes.Error, "tool error")
+	}
+}
+
+// logObserver logs what an operator should hear of: policy denials and
+// failures, and approvals.
+type logObserver struct {
+	log  *slog.Logger
+	call policy.Call
+}
+
+func (o logObserver) Decided(_ context.Context, out *policy.Outcome, err error) {
+	switch {
+	case out == nil:
+		// Refused before any policy ran: the audit log has it.
+	case out.EvalErr != nil:
+		o.log.Warn("codecall: policy failed; the call is denied", "tool", o.call.Tool, "via", o.call.Via, "policy", out.Policy, "error", out.EvalErr)
+	case err != nil:
+		o.log.Info("codecall: policy denied a call", "tool", o.call.Tool, "via", o.call.Via, "policy", out.Policy, "reason", out.Decision.Reason)
+	}
+}
+
+func (o logObserver) Approved(_ context.Context, outcome policy.ApprovalOutcome, err error) {
+	if err != nil {
+		o.log.Warn("codecall: approval prompt failed", "tool", o.call.Tool, "error", err)
+	}
+	o.log.Info("codecall: approval", "tool", o.call.Tool, "via", o.call.Via, "outcome", outcome.Audited(), "forSession", outcome.ForSession())
+}
+
+func (logObserver) Ended(context.Context, *mcp.CallToolResult, error) {}

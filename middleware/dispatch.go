@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -15,12 +15,16 @@ import (
 )
 
 // internalKey marks a tools/call that CodeCall itself sends through the
-// server. Only this package can set it, so a client cannot forge it.
+// server after the gate admitted it. Only this package can set it, so a
+// client cannot forge it.
 type internalKey struct{}
 
+// internalCall is the mark of one admitted call. It is good for the tool
+// it names and for one handler run: a handler that passes its context on
+// to another tools/call does not carry the admission with it.
 type internalCall struct {
-	via   policy.Via
-	state *meta.State
+	tool string
+	used atomic.Bool
 }
 
 func internalFrom(ctx context.Context) *internalCall {
@@ -28,17 +32,17 @@ func internalFrom(ctx context.Context) *internalCall {
 	return ic
 }
 
-// filter is the server's tool filter: it decides what tools/list shows and,
-// because mcp-go applies filters at call time too, what tools/call reaches.
+// filter is the server's tool filter: it decides what tools/list shows
+// and, because mcp-go applies filters at call time too, what a client's
+// tools/call reaches. An admitted internal call passes without a second
+// decision (and without taking any lock).
 func (c *CodeCall) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	if ic := internalFrom(ctx); ic != nil && !ic.used.Load() && len(tools) == 1 && tools[0].Name == ic.tool {
+		return tools
+	}
 	g := c.acquire()
 	defer g.release()
 	st := &g.state
-	ic := internalFrom(ctx)
-	via := policy.ViaDirect
-	if ic != nil {
-		st, via = ic.state, ic.via
-	}
 	names := meta.NamesFor(st.Config)
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
@@ -49,50 +53,36 @@ func (c *CodeCall) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 			}
 			continue
 		}
-		if _, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: t.Name, Via: via}); err == nil {
+		if _, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: t.Name, Via: policy.ViaDirect}); err == nil {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// gate is tool-handler middleware: the last check before any handler runs,
-// on the same gate as every other path.
+// gate is tool-handler middleware, in front of every handler: a client's
+// call goes through the gate's one door (meta.Direct); a call CodeCall
+// admitted and sent itself runs as it is; a meta-tool runs its handler.
 func (c *CodeCall) gate(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ic := internalFrom(ctx)
-		var st *meta.State
-		if ic != nil {
-			st = ic.state
-		} else {
-			g := c.acquire()
-			defer g.release()
-			st = &g.state
-		}
-		name := req.Params.Name
-		if meta.NamesFor(st.Config).Has(name) {
-			if ic != nil {
-				return mcp.NewToolResultError(fmt.Sprintf("%s: a CodeCall meta-tool cannot be called from CodeCall", toolerr.SelfReference)), nil
-			}
+		if ic := internalFrom(ctx); ic != nil && ic.tool == req.Params.Name && ic.used.CompareAndSwap(false, true) {
 			return next(ctx, req)
 		}
-		if ic != nil {
-			// Made by a meta-tool, which ran the whole gate (policy and
-			// approval included) before sending it; this re-checks access
-			// in case the catalog changed under it.
-			if _, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: name, Via: ic.via}); err != nil {
-				return mcp.NewToolResultError(err.Error()), nil
-			}
+		g := c.acquire()
+		defer g.release()
+		st := &g.state
+		if meta.NamesFor(st.Config).Has(req.Params.Name) {
 			return next(ctx, req)
 		}
 		return meta.Direct(ctx, st, req, next)
 	}
 }
 
-// Call implements meta.Env: it sends tools/call through the server's whole
-// pipeline (hooks, filter, input validation, middleware, handler) with the
-// caller's context, so the client's session sees progress and logs.
-func (c *CodeCall) Call(ctx context.Context, st *meta.State, name string, args map[string]any, via policy.Via) (*mcp.CallToolResult, error) {
+// Call implements meta.Env: it sends an admitted tools/call through the
+// server's whole pipeline (hooks, filter, input validation, middleware,
+// handler) with the caller's context, so the client's session sees
+// progress and logs.
+func (c *CodeCall) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	// Inner ids must not collide with the client's own, or they would take
 	// over its cancellation handle.
 	id := fmt.Sprintf("cc-%s-%d", c.idBase, c.seq.Add(1))
@@ -103,31 +93,18 @@ func (c *CodeCall) Call(ctx context.Context, st *meta.State, name string, args m
 	if err != nil {
 		return nil, &toolerr.Error{Code: toolerr.Validation, Tool: name, Message: "input cannot be encoded as JSON: " + err.Error()}
 	}
-	ctx = context.WithValue(ctx, internalKey{}, &internalCall{via: via, state: st})
+	ctx = context.WithValue(ctx, internalKey{}, &internalCall{tool: name})
 	switch resp := c.srv.HandleMessage(ctx, msg).(type) {
 	case mcp.JSONRPCResponse:
 		if res, ok := resp.Result.(*mcp.CallToolResult); ok && res != nil {
 			return res, nil
 		}
-		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: fmt.Sprintf("the server answered with %T, not a tool result", resp.Result)}
+		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: "the server answered a tools/call with something other than a tool result"}
 	case mcp.JSONRPCError:
-		return nil, rpcError(name, resp.Error)
+		return nil, &toolerr.Error{Code: meta.MCPGoCode(resp.Error.Code, resp.Error.Message), Tool: name, Message: resp.Error.Message}
 	case nil:
 		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: "the server gave no answer"}
 	default:
-		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: fmt.Sprintf("unexpected answer %T", resp)}
+		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: "the server gave an answer of an unexpected kind"}
 	}
-}
-
-func rpcError(tool string, e mcp.JSONRPCErrorDetails) *toolerr.Error {
-	code := toolerr.Execution
-	switch {
-	case strings.Contains(e.Message, "not found"):
-		code = toolerr.NotFound
-	case e.Code == mcp.INVALID_PARAMS:
-		code = toolerr.Validation
-	case e.Code == mcp.REQUEST_INTERRUPTED:
-		code = toolerr.Timeout
-	}
-	return &toolerr.Error{Code: code, Tool: tool, Message: e.Message}
 }

@@ -426,7 +426,7 @@ func (c *CodeCall) rebuildLocked() error {
 	if old != nil && old.fingerprint == fp && !c.cfgChanged {
 		return nil
 	}
-	gate, err := policy.NewGate(cfg, policy.WithPolicies(c.policies))
+	gate, err := policy.NewGate(cfg, policy.WithPolicies(c.policies), policy.WithApprovals(c.approvals), policy.WithReserved(names.All()...))
 	if err != nil {
 		return err
 	}

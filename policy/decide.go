@@ -8,6 +8,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/toolerr"
 )
 
@@ -25,6 +26,9 @@ type Call struct {
 	Run *RunInfo
 	// Context is codecall.execute's context object (ViaExecute only).
 	Context map[string]any
+	// Allowed limits the call to these tools (a plan's allowedTools,
+	// compiled once per run); empty allows every tool the path offers.
+	Allowed presets.Globs
 }
 
 // RunInfo identifies the plan a call comes from.
@@ -182,16 +186,20 @@ type Outcome struct {
 // NeedsApproval reports whether a person must approve the call.
 func (o *Outcome) NeedsApproval() bool { return o.Decision.Allow && o.Decision.RequireApproval }
 
-// Decide runs the whole gate for one call: the access rules of Authorize,
-// then the policy. A tool marked requiresApproval needs approval whatever
-// a policy says (a policy can deny it, never waive its approval). The
-// returned error is an *toolerr.Error: NOT_FOUND or ACCESS_DENIED (with the
-// policy's reason); on success the Outcome says whether to ask for
+// Decide is Admit's verdict without approval and without running the
+// call: meta-tool refusal, access, input validation, then the policy. A
+// tool marked requiresApproval needs approval whatever a policy says (a
+// policy can deny it, never waive its approval). The returned error is a
+// *toolerr.Error; on success the Outcome says whether to ask for
 // approval. The Outcome is returned with the error too when the policy
-// denied, for auditing.
+// denied, for auditing. Use Admit to make a call; Decide serves tests,
+// benchmarks and tools that explain decisions.
 func (g *Gate) Decide(ctx context.Context, snap *catalog.Snapshot, c Call) (*Outcome, error) {
-	t, err := g.Authorize(ctx, snap, Request{Tool: c.Tool, Via: c.Via})
+	t, err := g.Access(ctx, snap, c)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.validate(t, c); err != nil {
 		return nil, err
 	}
 	out := &Outcome{Tool: t, Policy: "default"}

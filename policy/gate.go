@@ -1,7 +1,19 @@
-// Package policy is CodeCall's one access gate. Every path to a tool —
-// tools/list, search, describe, execute, invoke and a client's direct
-// tools/call — asks the same Gate, which resolves names exactly as mcp-go's
-// dispatch does and fails closed.
+// Package policy is CodeCall's gate: the one door every tool call passes
+// through, and the rules behind it.
+//
+// Gate.Admit takes a call from any path (a client's direct tools/call,
+// codecall.invoke, a plan's callTool) through meta-tool refusal, access,
+// input validation, the policy in force (a prepared Rego query, or the
+// built-in default) and a person's approval, then runs it, telling an
+// Observer about every step, refusals included. Gate.Authorize is the
+// access rule alone, which tools/list, search and describe ask for every
+// tool they show. Names resolve exactly as mcp-go's dispatch resolves
+// them, and every check fails closed.
+//
+// The package also holds what the gate needs: Engine and Policies (Rego
+// loaded, compiled and prepared once, swapped atomically on reload),
+// Approvals (prompts, multi-round-trip state and session trust) and the
+// Askers that differ by client.
 package policy
 
 import (
@@ -35,12 +47,15 @@ type Request struct {
 // Gate decides access. It is immutable; build a new one when the config
 // changes.
 type Gate struct {
+	reserved        map[string]bool // CodeCall's own tools, never reached from inside
+	approvals       *Approvals
 	directCalls     bool
 	invokeAllows    presets.Globs
 	policies        *Policies
 	filterDiscovery bool
 	never           sync.Map // neverKey -> bool: NeverAllows, cached per engine
 	toolTerms       sync.Map // *catalog.Tool -> *ast.Term: the input.tool document
+	schemas         sync.Map // *catalog.Tool -> *inputSchema: compiled once per generation
 }
 
 // GateOption configures a Gate.
@@ -53,13 +68,30 @@ func WithPolicies(p *Policies) GateOption {
 	return func(g *Gate) { g.policies = p }
 }
 
+// WithReserved names CodeCall's own tools (the meta-tools): Admit refuses
+// them with SELF_REFERENCE, so no path inside CodeCall reaches them.
+func WithReserved(names ...string) GateOption {
+	return func(g *Gate) {
+		for _, n := range names {
+			g.reserved[n] = true
+		}
+	}
+}
+
+// WithApprovals is who asks for approval and remembers session trust.
+// Without it a call that needs approval is refused with APPROVAL_REQUIRED.
+func WithApprovals(a *Approvals) GateOption {
+	return func(g *Gate) { g.approvals = a }
+}
+
 // NewGate builds the gate for a configuration.
 func NewGate(cfg presets.Config, opts ...GateOption) (*Gate, error) {
 	allows, err := presets.CompileGlobs(cfg.DirectCalls.AllowedTools)
 	if err != nil {
 		return nil, fmt.Errorf("directCalls.allowedTools%w", err)
 	}
-	g := &Gate{directCalls: cfg.DirectCalls.Enabled, invokeAllows: allows, filterDiscovery: cfg.Policy.FilterDiscovery}
+	g := &Gate{directCalls: cfg.DirectCalls.Enabled, invokeAllows: allows, filterDiscovery: cfg.Policy.FilterDiscovery,
+		reserved: map[string]bool{}}
 	for _, opt := range opts {
 		opt(g)
 	}

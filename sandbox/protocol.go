@@ -60,6 +60,8 @@ type message struct {
 	Code   string          `json:"code,omitempty"`
 	Error  string          `json:"error,omitempty"`
 	Reason string          `json:"reason,omitempty"` // a policy's reason for a denial
+	Hint   string          `json:"hint,omitempty"`   // what to do next
+	Retry  bool            `json:"retry,omitempty"`  // the call may succeed if made again
 
 	// result
 	Result *vm.Result `json:"result,omitempty"`

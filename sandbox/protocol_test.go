@@ -2,10 +2,15 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
+
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 func frame(body string) []byte {
@@ -73,4 +78,47 @@ func FuzzReadFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestToolErrorsCrossWhole checks that a host error reaches the plan in
+// the worker as it left the server: every field of a *toolerr.Error, the
+// cancellation markers, and nothing of a plain Go error's text.
+func TestToolErrorsCrossWhole(t *testing.T) {
+	full := &toolerr.Error{Code: toolerr.AccessDenied, Tool: "crm.delete", Message: "policy denied crm.delete: no",
+		Reason: "no deletes today", Hint: "ask an operator", Retryable: true}
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"tool error", full, full},
+		{"wrapped tool error", fmt.Errorf("dispatch: %w", full), full},
+		{"deadline", context.DeadlineExceeded, context.DeadlineExceeded},
+		{"cancelled", context.Canceled, context.Canceled},
+		{"go error", errors.New("open /etc/secret: permission denied"), errors.New("the tool call failed")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reply := &message{T: msgReply, ID: 1}
+			failReply(reply, tt.err)
+			b, err := json.Marshal(reply)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got message
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			back := replyError("crm.delete", &got)
+			if te := toolerr.As(tt.want); te != nil {
+				if g := toolerr.As(back); g == nil || *g != *te {
+					t.Fatalf("got %#v, want %#v", back, te)
+				}
+				return
+			}
+			if back.Error() != tt.want.Error() {
+				t.Fatalf("got %q, want %q", back, tt.want)
+			}
+		})
+	}
 }

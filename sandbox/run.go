@@ -155,11 +155,7 @@ func (s *session) call(ctx context.Context, m *message) {
 		if err := json.Unmarshal(m.Input, &input); err != nil {
 			reply.Code, reply.Error = string(toolerr.Validation), "the tool input is not a JSON object"
 		} else if out, err := s.host.CallTool(cctx, m.Name, input); err != nil {
-			reply.Code, reply.Error = replyCode(err)
-			var pe *toolerr.Error
-			if errors.As(err, &pe) {
-				reply.Reason = pe.Reason
-			}
+			failReply(reply, err)
 		} else {
 			reply.OK, reply.Value = true, out
 		}
@@ -170,21 +166,22 @@ func (s *session) call(ctx context.Context, m *message) {
 	}()
 }
 
-// replyCode turns a host error into what crosses the bridge: a policy
-// error's code and message, or a marker for cancellation. Other errors
-// carry Go text the plan must not see; the runtime gives them a generic
-// message, so only their absence of a code crosses.
-func replyCode(err error) (code, message string) {
-	var pe *toolerr.Error
-	switch {
-	case errors.As(err, &pe):
-		return string(pe.Code), pe.Message
+// failReply writes a host error into a reply, as it crosses the bridge: a
+// *toolerr.Error whole (code, message, reason, hint, retryable), or a
+// marker for cancellation. Other errors carry Go text the plan must not
+// see; the runtime gives them a generic message, so only their absence of
+// a code crosses. replyError in the worker reads it back.
+func failReply(reply *message, err error) {
+	switch te := toolerr.As(err); {
+	case te != nil:
+		reply.Code, reply.Error, reply.Reason, reply.Hint, reply.Retry = string(te.Code), te.Message, te.Reason, te.Hint, te.Retryable
 	case errors.Is(err, context.DeadlineExceeded):
-		return codeDeadline, ""
+		reply.Code = codeDeadline
 	case errors.Is(err, context.Canceled):
-		return codeCanceled, ""
+		reply.Code = codeCanceled
+	default:
+		reply.Error = "the tool call failed"
 	}
-	return "", "the tool call failed"
 }
 
 func (s *session) cancel(id uint64) {

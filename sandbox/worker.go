@@ -233,7 +233,7 @@ func replyError(name string, m *message) error {
 	case "":
 		return errors.New(m.Error)
 	}
-	return &toolerr.Error{Code: toolerr.Code(m.Code), Tool: name, Message: m.Error, Reason: m.Reason}
+	return &toolerr.Error{Code: toolerr.Code(m.Code), Tool: name, Message: m.Error, Reason: m.Reason, Hint: m.Hint, Retryable: m.Retry}
 }
 
 // GetTool implements vm.Host.

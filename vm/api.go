@@ -78,8 +78,9 @@ type Host interface {
 	// failed call is a *toolerr.Error (its Code is what the plan sees).
 	CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error)
 	// GetTool returns a JSON description of a tool the plan may call
-	// ({name, description, appId, inputSchema, outputSchema?, annotations?}),
-	// or ok false.
+	// ({name, description, appId, source, inputSchema, and when set title,
+	// outputSchema, annotations, tags, examples, requiresApproval}), or ok
+	// false.
 	GetTool(name string) (desc json.RawMessage, ok bool)
 	// Log sends an MCP logging message to the client (mcpLog).
 	Log(ctx context.Context, level, message string, data json.RawMessage)
@@ -133,6 +134,8 @@ type ErrorInfo struct {
 	ToolInput json.RawMessage `json:"toolInput,omitempty"`
 	Code      string          `json:"code,omitempty"`
 	Reason    string          `json:"reason,omitempty"` // the policy's reason, when a policy denied the call
+	Hint      string          `json:"hint,omitempty"`   // what to do next, when the gate knows
+	Retryable bool            `json:"retryable,omitempty"`
 	Details   json.RawMessage `json:"details,omitempty"`
 	Limit     string          `json:"limit,omitempty"`
 }

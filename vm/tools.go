@@ -47,6 +47,8 @@ type toolCall struct {
 	code    string
 	message string
 	reason  string // the policy's reason, on a policy denial
+	hint    string // what to do next, when the gate knows
+	retry   bool   // the same call may succeed if made again
 }
 
 // inputEcho is the call's input as a tool_error reports it: the JSON the
@@ -200,9 +202,8 @@ func (r *run) record(c *toolCall) {
 		return
 	}
 	c.code, c.message = errorCode(c.err)
-	var pe *toolerr.Error
-	if errors.As(c.err, &pe) {
-		c.reason = clip(pe.Reason, maxErrorMessageBytes)
+	if te := toolerr.As(c.err); te != nil {
+		c.reason, c.hint, c.retry = clip(te.Reason, maxErrorMessageBytes), clip(te.Hint, maxErrorMessageBytes), te.Retryable
 	}
 }
 
@@ -223,9 +224,7 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 		r.defineData(e, "name", r.rt.ToValue("ToolError"))
 		r.defineData(e, "toolName", r.rt.ToValue(c.name))
 		r.defineData(e, "code", r.rt.ToValue(c.code))
-		if c.reason != "" {
-			r.defineData(e, "reason", r.rt.ToValue(c.reason))
-		}
+		r.defineErrorDetails(e, c)
 		if r.toolErrors == nil {
 			r.toolErrors = make(map[*goja.Object]*toolCall)
 		}
@@ -235,9 +234,7 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 		detail := r.rt.NewObject()
 		r.defineData(detail, "code", r.rt.ToValue(c.code))
 		r.defineData(detail, "message", r.rt.ToValue(c.message))
-		if c.reason != "" {
-			r.defineData(detail, "reason", r.rt.ToValue(c.reason))
-		}
+		r.defineErrorDetails(detail, c)
 		o := r.rt.NewObject()
 		r.defineData(o, "ok", r.rt.ToValue(false))
 		r.defineData(o, "error", detail)
@@ -245,6 +242,20 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 	}
 	if err != nil {
 		panic(err)
+	}
+}
+
+// defineErrorDetails sets the optional fields of a failed call's error:
+// the policy's reason, the gate's hint, and retryable when it is true.
+func (r *run) defineErrorDetails(o *goja.Object, c *toolCall) {
+	if c.reason != "" {
+		r.defineData(o, "reason", r.rt.ToValue(c.reason))
+	}
+	if c.hint != "" {
+		r.defineData(o, "hint", r.rt.ToValue(c.hint))
+	}
+	if c.retry {
+		r.defineData(o, "retryable", r.rt.ToValue(true))
 	}
 }
 
@@ -272,10 +283,9 @@ func (r *run) parseToolResult(raw json.RawMessage) (v goja.Value, code, message 
 // Errors other than policy's carry Go text the plan must not see, so they
 // get a generic message.
 func errorCode(err error) (code, message string) {
-	var pe *toolerr.Error
-	switch {
-	case errors.As(err, &pe):
-		return string(pe.Code), clip(pe.Message, maxErrorMessageBytes)
+	switch te := toolerr.As(err); {
+	case te != nil:
+		return string(te.Code), clip(te.Message, maxErrorMessageBytes)
 	case errors.Is(err, context.DeadlineExceeded):
 		return codeTimeout, "the tool call was cancelled: the run ran out of time"
 	case errors.Is(err, context.Canceled):

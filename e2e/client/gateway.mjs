@@ -123,12 +123,13 @@ async function run(opts) {
     isDeepStrictEqual(out.toolTrace.map((t) => t.toolName).sort(),
       ["filesystem.read_text_file", "filesystem.write_file", "memory.create_entities", "memory.open_nodes"]), () => show(out.toolTrace));
 
-  step("a plan with bad input gets the upstream's error");
+  step("a plan with bad input is refused before it reaches the upstream");
   const bad = structured("execute bad input", await call("codecall.execute", {
     script: `return await callTool("everything.get-sum", {a: "not a number", b: 2});` }));
   check("status is tool_error from the tool", bad.status === "tool_error" && bad.error.source === "tool" &&
     bad.error.toolName === "everything.get-sum", () => show(bad));
-  check("the message is the upstream's", /invalid|expected/i.test(bad.error.message) && /number/i.test(bad.error.message), () => show(bad.error));
+  check("the gate checked the input against the upstream's schema", bad.error.code === "VALIDATION" &&
+    /'\/a'/.test(bad.error.message) && /number/i.test(bad.error.message), () => show(bad.error));
 
   step("close");
   const server = client.getServerVersion();

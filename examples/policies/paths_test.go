@@ -88,9 +88,12 @@ func TestSameDecisionOnEveryPath(t *testing.T) {
 		ok       = ""
 		denied   = "ACCESS_DENIED"
 		approval = "APPROVAL_REQUIRED"
-		// The demo validates input before any middleware runs, so a
-		// malformed direct call never reaches the gate.
-		invalid = "input schema validation failed"
+		// The gate validates input before the policy, on every path; the
+		// demo also validates input itself (mcp-go's input validation),
+		// before any middleware, so a malformed direct call is answered by
+		// the server and never reaches the gate.
+		invalid       = "VALIDATION"
+		serverInvalid = mcptest.NotCodeCalls
 	)
 	tests := []struct {
 		tool                    string
@@ -104,7 +107,7 @@ func TestSameDecisionOnEveryPath(t *testing.T) {
 		{"billing.list_invoices", map[string]any{}, denied, ok, ok},
 		{"billing.refund_payment", map[string]any{"payment_id": "pay_001", "amount_cents": 1500}, denied, approval, approval},
 		{"billing.refund_payment", map[string]any{"payment_id": "pay_001", "amount_cents": 150000}, denied, denied, denied},
-		{"billing.refund_payment", map[string]any{"payment_id": "pay_001", "amount_cents": "1500"}, invalid, denied, denied},
+		{"billing.refund_payment", map[string]any{"payment_id": "pay_001", "amount_cents": "1500"}, serverInvalid, invalid, invalid},
 		{"notifications.send_email", map[string]any{"to": "ada@example.com", "subject": "Hi", "body": "Hello"}, ok, ok, approval},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -45,8 +44,10 @@ func CallVia(t testing.TB, c *client.Client, via, tool string, args map[string]a
 	}
 	text := mcp.GetTextFromContent(res.Content[0])
 	if via == "direct" {
-		code, _, _ := strings.Cut(text, ":")
-		return code
+		if code := DirectCode(res); code != "" {
+			return code
+		}
+		return NotCodeCalls
 	}
 	var body struct {
 		Error struct {
@@ -57,4 +58,21 @@ func CallVia(t testing.TB, c *client.Client, via, tool string, args map[string]a
 		t.Fatalf("%s %s: unexpected error result %s", via, tool, text)
 	}
 	return body.Error.Code
+}
+
+// NotCodeCalls is what CallVia returns for a direct call that failed
+// without CodeCall's code: the tool's own error result, or a refusal by
+// the server before any middleware ran (mcp-go's input validation).
+const NotCodeCalls = "(not CodeCall's)"
+
+// DirectCode returns the code of a direct tools/call that CodeCall
+// refused, read as data from the result's _meta["codecall/error"]
+// (meta.ErrorMetaKey), "" when the result carries none.
+func DirectCode(res *mcp.CallToolResult) string {
+	if res == nil || res.Meta == nil {
+		return ""
+	}
+	e, _ := res.Meta.AdditionalFields["codecall/error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
 }
