@@ -407,8 +407,8 @@ func (p *planHost) Notify(ctx context.Context, event string, payload json.RawMes
 // else a debug logging message.
 func (p *planHost) toolEvent(ctx context.Context, tool, what string) {
 	srv := server.ServerFromContext(p.reqCtx)
-	if srv == nil {
-		return
+	if srv == nil || server.ClientSessionFromContext(p.reqCtx) == nil {
+		return // nobody to tell: the request came without a client session
 	}
 	n := p.events.Add(1)
 	msg := fmt.Sprintf("callTool %s %s", tool, what)
