@@ -3,6 +3,8 @@ package middleware
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/codecall-go/codecall/meta"
@@ -34,80 +36,123 @@ type poolKey struct {
 	timeout time.Duration
 }
 
+// keyOf returns the key of the pool cfg asks for.
 func keyOf(cfg *presets.Config) poolKey {
 	return poolKey{sandbox: cfg.Sandbox, memory: cfg.VM.MemoryBytes, timeout: cfg.VM.Timeout}
 }
 
-// runnerLocked returns the runner the config asks for, starting or
-// replacing the worker pool as needed. Where process isolation cannot be
-// had, locked_down is an error and the other presets fall back to running
-// in process, loudly. Callers hold c.mu.
-func (c *CodeCall) runnerLocked(cfg *presets.Config) (meta.Runner, error) {
+// isolation owns the pool of sandboxed worker processes that runs plans
+// when the config asks for process isolation, and the record of why plans
+// run in process when it cannot be had. Rebuilds ask it for a runner;
+// Isolation and the metrics read it. Its own lock keeps those reads from
+// waiting on a catalog rebuild, except while a rebuild starts a pool.
+type isolation struct {
+	log  *slog.Logger
+	opts []sandbox.Option // WithSandboxOptions, applied after the config's
+
+	mu        sync.Mutex // guards the fields below; held while a pool starts
+	requested presets.Isolation
+	pool      *sandbox.Pool
+	key       poolKey
+	fallback  string         // why plans run in process despite the config, or ""
+	retired   sandbox.Stats  // counters of the pools a reload replaced
+	closing   sync.WaitGroup // pools being closed
+}
+
+// newIsolation returns the owner of the worker pool, with no pool yet: the
+// first rebuild asks for a runner and so starts one if the config wants it.
+func newIsolation(log *slog.Logger, opts []sandbox.Option) *isolation {
+	return &isolation{log: log, opts: opts}
+}
+
+// runner returns the runner the config asks for, starting or replacing the
+// worker pool as needed. Where process isolation cannot be had,
+// locked_down is an error and the other presets fall back to running in
+// process, loudly.
+func (iso *isolation) runner(cfg *presets.Config) (meta.Runner, error) {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	iso.requested = cfg.VM.Isolation
 	if cfg.VM.Isolation != presets.IsolationProcess {
-		c.retirePoolLocked()
-		c.fallback = ""
+		iso.retireLocked()
+		iso.fallback = ""
 		return nil, nil
 	}
 	key := keyOf(cfg)
-	if c.pool != nil && c.poolKey == key {
-		return c.pool, nil
+	if iso.pool != nil && iso.key == key {
+		return iso.pool, nil
 	}
 	opts := []sandbox.Option{
 		sandbox.WithSize(cfg.Sandbox.PoolSize), sandbox.WithMaxWorkers(cfg.Sandbox.MaxWorkers),
-		sandbox.WithQueueTimeout(cfg.Sandbox.QueueTimeout), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(c.log),
+		sandbox.WithQueueTimeout(cfg.Sandbox.QueueTimeout), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(iso.log),
 	}
 	if cfg.Sandbox.Command != "" {
 		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))
 	}
-	opts = append(opts, c.opts.sandbox...) // the Go options win
+	opts = append(opts, iso.opts...) // the Go options win
 	pool, err := sandbox.New(context.Background(), opts...)
 	if err != nil {
 		if cfg.Preset == presets.LockedDown {
 			return nil, fmt.Errorf("codecall: the locked_down preset runs every plan in a sandboxed worker process, and this host "+
 				"cannot start one: %w; fix the cause, or set vm.isolation: inprocess to accept in-process execution", err)
 		}
-		if c.pool != nil {
+		if iso.pool != nil {
 			// A pool with the old settings still works: keep it rather
 			// than drop to in-process execution.
-			c.log.Warn("codecall: new sandbox pool settings not applied; keeping the running pool", "error", err)
-			return c.pool, nil
+			iso.log.Warn("codecall: new sandbox pool settings not applied; keeping the running pool", "error", err)
+			return iso.pool, nil
 		}
-		c.fallback = err.Error()
-		c.log.Warn("codecall: WARNING: PLANS RUN IN THE SERVER'S OWN PROCESS. vm.isolation is process, but sandboxed "+
+		iso.fallback = err.Error()
+		iso.log.Warn("codecall: WARNING: PLANS RUN IN THE SERVER'S OWN PROCESS. vm.isolation is process, but sandboxed "+
 			"worker processes cannot be started here, so the "+string(cfg.Preset)+" preset falls back to in-process "+
 			"execution, where goja is the only wall. Fix the cause to get process isolation, or set vm.isolation: "+
 			"inprocess to accept this and silence the warning.", "error", err)
 		return nil, nil
 	}
-	c.retirePoolLocked()
-	c.pool, c.poolKey, c.fallback = pool, key, ""
+	iso.retireLocked()
+	iso.pool, iso.key, iso.fallback = pool, key, ""
 	return pool, nil
 }
 
-// retirePoolLocked closes the current pool once its running plans end.
-func (c *CodeCall) retirePoolLocked() {
-	if c.pool == nil {
+// retireLocked closes the current pool once its running plans end, and
+// keeps its counters so the metrics stay monotonic across reloads.
+func (iso *isolation) retireLocked() {
+	if iso.pool == nil {
 		return
 	}
-	old := c.pool
-	c.pool = nil
-	addCounters(&c.poolBase, old.Stats())
-	c.poolWG.Add(1)
+	old := iso.pool
+	iso.pool = nil
+	addCounters(&iso.retired, old.Stats())
+	iso.closing.Add(1)
 	go func() {
-		defer c.poolWG.Done()
+		defer iso.closing.Done()
 		_ = old.Close()
 	}()
 }
 
+// close retires the pool and waits until every pool it ever retired has
+// closed, so no worker process outlives Close.
+func (iso *isolation) close() {
+	iso.mu.Lock()
+	iso.retireLocked()
+	iso.mu.Unlock()
+	iso.closing.Wait()
+}
+
+// report says where plans run now, and why.
+func (iso *isolation) report() Isolation {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	r := Isolation{Requested: iso.requested, Effective: presets.IsolationInProcess, Fallback: iso.fallback}
+	if iso.pool != nil && iso.requested == presets.IsolationProcess {
+		conf := iso.pool.Confinement()
+		st := iso.pool.Stats()
+		r.Effective, r.Confinement, r.Pool = presets.IsolationProcess, &conf, &st
+	}
+	return r
+}
+
 // Isolation reports where plans run now, and why.
 func (c *CodeCall) Isolation() Isolation {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	iso := Isolation{Requested: c.cfg.VM.Isolation, Effective: presets.IsolationInProcess, Fallback: c.fallback}
-	if c.pool != nil && c.cfg.VM.Isolation == presets.IsolationProcess {
-		conf := c.pool.Confinement()
-		st := c.pool.Stats()
-		iso.Effective, iso.Confinement, iso.Pool = presets.IsolationProcess, &conf, &st
-	}
-	return iso
+	return c.iso.report()
 }

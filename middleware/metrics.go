@@ -12,16 +12,18 @@ import (
 	"github.com/codecall-go/codecall/sandbox"
 )
 
-// poolStatsLocked is the worker pool's counters since Wrap: those of the
-// pools a reload replaced, plus the current pool's. Callers hold c.mu.
-func (c *CodeCall) poolStatsLocked() sandbox.Stats {
-	st := c.poolBase
+// stats is the worker pool's counters since Wrap: those of the pools a
+// reload replaced, plus the current pool's.
+func (iso *isolation) stats() sandbox.Stats {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	st := iso.retired
 	st.Kills = map[string]int64{}
-	for k, v := range c.poolBase.Kills {
+	for k, v := range iso.retired.Kills {
 		st.Kills[k] = v
 	}
-	if c.pool != nil {
-		cur := c.pool.Stats()
+	if iso.pool != nil {
+		cur := iso.pool.Stats()
 		st.Warm, st.Live, st.Queued = cur.Warm, cur.Live, cur.Queued
 		addCounters(&st, cur)
 	}
@@ -46,7 +48,7 @@ func addCounters(total *sandbox.Stats, s sandbox.Stats) {
 
 // registerMetrics reports the worker pool through OpenTelemetry metrics,
 // read from the pool's counters whenever the provider collects.
-func (c *CodeCall) registerMetrics(mp metric.MeterProvider) (metric.Registration, error) {
+func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registration, error) {
 	m := mp.Meter(meta.Instrumentation)
 	var errs []error
 	gauge := func(name, desc string) metric.Int64ObservableGauge {
@@ -80,9 +82,7 @@ func (c *CodeCall) registerMetrics(mp metric.MeterProvider) (metric.Registration
 		}
 	}
 	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		c.mu.Lock()
-		st := c.poolStatsLocked()
-		c.mu.Unlock()
+		st := iso.stats()
 		o.ObserveInt64(warm, int64(st.Warm))
 		o.ObserveInt64(live, int64(st.Live))
 		o.ObserveInt64(queued, st.Queued)

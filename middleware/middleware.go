@@ -2,27 +2,30 @@
 // on an existing mcp-go server in one call: the list filter, the meta-tools,
 // the access gate as tool-handler middleware, and a catalog kept in step
 // with the server's tools and the configuration.
+//
+// CodeCall itself holds what lives as long as it does (the server, the
+// options, approvals and paused plans) and composes small owners, each in
+// its own file with its own lock: generations (generations.go) keeps the
+// immutable catalog snapshots and rebuilds them, isolation (isolation.go)
+// keeps the worker pool, and reloader (reload.go) watches the config and
+// policy files. dispatch.go holds the server hooks that route every call
+// through the gate.
 package middleware
 
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
-	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/codecall-go/codecall/catalog"
@@ -31,87 +34,35 @@ import (
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
-	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/search"
 	"github.com/codecall-go/codecall/typescript"
 )
 
 // CodeCall is CodeCall installed on one server. Close it when the server
 // stops.
+//
+// It holds the long-lived pieces every generation shares and composes
+// three owners, each behind its own lock: gens (the catalog snapshots),
+// iso (the worker pool) and rl (the config and policy files). Lock order,
+// where one is taken under another: rl, then gens, then iso.
 type CodeCall struct {
 	srv    *server.MCPServer
 	opts   options
 	log    *slog.Logger
-	obs    *observer
-	idBase string
-	seq    atomic.Uint64
+	idBase string        // makes the ids of internal calls unique
+	seq    atomic.Uint64 // numbers internal calls
 
-	// mu serialises rebuilds and guards the fields below it.
-	mu         sync.Mutex
-	cfg        presets.Config
-	cfgChanged bool
-	dirty      bool
-	version    uint64
-	metaNames  []string
-	closed     bool
-	pool       *sandbox.Pool // runs plans when the config asks for process isolation
-	poolKey    poolKey
-	fallback   string         // why plans run in process despite the config, or ""
-	poolWG     sync.WaitGroup // pools being closed
-	poolBase   sandbox.Stats  // counters of the pools a reload replaced
-	metrics    metric.Registration
+	approvals *policy.Approvals // pending approvals and session trust
+	paused    *meta.PausedRuns  // plans waiting for an approval
 
-	// Long-lived policy state, shared by every generation.
-	policies    *policy.Policies
-	approvals   *policy.Approvals
-	paused      *meta.PausedRuns
-	policyKey   string             // paths and query of the policy in force; guarded by mu
-	policyWatch context.CancelFunc // stops the policy watcher; guarded by mu
-	bgCtx       context.Context
+	gens *generations
+	iso  *isolation
+	rl   *reloader
 
-	cur       atomic.Pointer[generation]
+	metrics   metric.Registration
 	stop      context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
-}
-
-// generation is one immutable state with the resources it owns. Requests
-// hold a reference while they run, so a rebuild never pulls the index from
-// under an in-flight search.
-type generation struct {
-	state        meta.State
-	auditKey     string // what the audit logger was built from
-	closeAudit   atomic.Bool
-	descriptions map[string]string
-	fingerprint  string
-	index        *search.Index
-	refs         atomic.Int64
-	retired      atomic.Bool
-	closeOnce    sync.Once
-}
-
-func (g *generation) release() {
-	if g.refs.Add(-1) == 0 && g.retired.Load() {
-		g.close()
-	}
-}
-
-func (g *generation) retire() {
-	g.retired.Store(true)
-	if g.refs.Load() == 0 {
-		g.close()
-	}
-}
-
-func (g *generation) close() {
-	g.closeOnce.Do(func() {
-		if g.index != nil {
-			_ = g.index.Close()
-		}
-		if g.closeAudit.Load() {
-			_ = g.state.Audit.Close()
-		}
-	})
 }
 
 // Wrap installs CodeCall on srv. Tools already registered and tools added or
@@ -127,38 +78,28 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	if srv == nil {
 		return nil, errors.New("codecall: Wrap needs a server, got nil")
 	}
-	o := options{}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.logger == nil {
-		o.logger = slog.Default()
-	}
-	if o.defaultAppID == "" {
-		o.defaultAppID = serverName(srv)
-	}
-	if o.tracer == nil {
-		o.tracer = otel.GetTracerProvider()
-	}
-	if o.meter == nil {
-		o.meter = otel.GetMeterProvider()
-	}
+	o := newOptions(srv, opts)
 	cfg, err := initialConfig(o)
 	if err != nil {
 		return nil, err
 	}
-	c := &CodeCall{srv: srv, opts: o, log: o.logger, cfg: cfg, dirty: true, done: make(chan struct{}),
-		policies:  policy.NewPolicies(nil),
+	c := &CodeCall{srv: srv, opts: o, log: o.logger, done: make(chan struct{}),
 		approvals: policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust),
 		paused:    meta.NewPausedRuns(),
+		iso:       newIsolation(o.logger, o.sandbox),
 	}
-	if err := c.loadPolicy(context.Background(), cfg); err != nil {
+	// Worked out here, after every option, so that WithoutReload and
+	// WithConfigFile mean the same in either order.
+	watchConfig := o.configFile != "" && !o.noReload
+	watchPolicy := !o.noReload
+	if c.rl, err = newReloader(cfg, o.configFile, watchConfig, watchPolicy, c.log, c.reconfigure); err != nil {
 		return nil, fmt.Errorf("codecall: %w", err)
 	}
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	c.idBase = hex.EncodeToString(id[:])
-	c.obs = newObserver("codecall-observer-" + c.idBase)
+	obs := newObserver("codecall-observer-" + c.idBase)
+	c.gens = newGenerations(srv, c, obs, c.log, cfg, c.newGeneration)
 
 	for _, name := range meta.NamesFor(&cfg).All() {
 		if srv.GetTool(name) != nil {
@@ -167,38 +108,82 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	}
 	server.WithToolFilter(c.filter)(srv)
 	srv.Use(c.gate)
-	if err := srv.RegisterSession(context.Background(), c.obs); err != nil {
+	if err := srv.RegisterSession(context.Background(), obs); err != nil {
 		return nil, fmt.Errorf("codecall: cannot watch the server's tool list: %w", err)
 	}
-	c.mu.Lock()
-	err = c.rebuildLocked()
-	if err != nil {
-		c.retirePoolLocked()
-	}
-	c.mu.Unlock()
-	if err != nil {
-		c.poolWG.Wait()
-		srv.UnregisterSession(context.Background(), c.obs.id)
+	if err := c.gens.update(true); err != nil {
+		c.iso.close()
+		srv.UnregisterSession(context.Background(), obs.id)
 		return nil, err
 	}
 
-	if c.metrics, err = c.registerMetrics(o.meter); err != nil {
+	if c.metrics, err = c.iso.registerMetrics(o.meter); err != nil {
 		c.log.Warn("codecall: sandbox metrics are off", "error", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
-	c.mu.Lock()
-	c.bgCtx = ctx
-	c.watchPolicyLocked()
-	c.mu.Unlock()
-	go c.background(ctx)
+	c.rl.start(ctx, cfg)
+	go func() {
+		defer close(c.done)
+		c.gens.drainEvery(ctx, time.Second)
+	}()
 	return c, nil
 }
 
-// auditLoggerLocked returns the audit logger for cfg: the current one when
+// newGeneration is the one place a generation's state is assembled: the
+// gate, runner, catalog, redactor, audit logger and search index a config
+// and a tool set call for, joined to the long-lived pieces CodeCall holds.
+// The generations owner calls it under its lock.
+func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names meta.Names, version uint64, old *generation) (*generation, error) {
+	gate, err := policy.NewGate(cfg, policy.WithPolicies(c.rl.policies), policy.WithApprovals(c.approvals), policy.WithReserved(names.All()...))
+	if err != nil {
+		return nil, err
+	}
+	runner, err := c.iso.runner(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	snap, problems, err := catalog.Build(tools, catalog.Options{
+		Config: cfg, Include: c.opts.include, DefaultAppID: c.opts.defaultAppID,
+		Reserved: names.All(), Version: version, TypeScript: declare,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range problems {
+		c.log.Warn("codecall: tool kept out of CodeCall", "tool", p.Tool, "problem", p.Message)
+	}
+	redactor, err := redact.New(cfg.Redaction)
+	if err != nil {
+		return nil, fmt.Errorf("codecall: %w", err)
+	}
+	auditLog, auditKey, err := c.auditLogger(old, cfg, redactor)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := search.New(snap.Enabled(), search.WithLowRelevance(cfg.Search.LowRelevance))
+	if err != nil {
+		if old == nil || auditLog != old.state.Audit {
+			_ = auditLog.Close()
+		}
+		return nil, fmt.Errorf("codecall: building the search index: %w", err)
+	}
+	c.approvals.SetRedactor(redactor)
+	g := &generation{
+		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate, Runner: runner,
+			Approvals: c.approvals, Paused: c.paused, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation),
+			Audit: auditLog, Redactor: redactor},
+		auditKey: auditKey,
+		index:    idx,
+	}
+	g.descriptions = meta.Descriptions(&g.state)
+	return g, nil
+}
+
+// auditLogger returns the audit logger for cfg: the current one when
 // neither the sink nor the redaction rules changed, else a new one (the
 // old one is closed when the last request using it ends).
-func (c *CodeCall) auditLoggerLocked(old *generation, cfg presets.Config, r *redact.Redactor) (*audit.Logger, string, error) {
+func (c *CodeCall) auditLogger(old *generation, cfg presets.Config, r *redact.Redactor) (*audit.Logger, string, error) {
 	key := fmt.Sprintf("%q %v", cfg.Audit.Path, cfg.Redaction)
 	if old != nil && old.auditKey == key {
 		return old.state.Audit, key, nil
@@ -214,47 +199,17 @@ func (c *CodeCall) auditLoggerLocked(old *generation, cfg presets.Config, r *red
 	return l, key, nil
 }
 
-func policyKey(cfg presets.Config) string {
-	return fmt.Sprintf("%q %q", cfg.Policy.Paths, cfg.Policy.Query)
+// reconfigure puts a reloaded config in force: the approval settings at
+// once, the rest through a rebuild. The reloader calls it with the
+// config's policy already loaded.
+func (c *CodeCall) reconfigure(cfg presets.Config) error {
+	c.approvals.Configure(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust)
+	return c.gens.reconfigure(cfg)
 }
 
-// loadPolicy loads the Rego policy cfg names and puts it in force; with no
-// paths the built-in default policy applies.
-func (c *CodeCall) loadPolicy(ctx context.Context, cfg presets.Config) error {
-	var e *policy.Engine
-	if len(cfg.Policy.Paths) > 0 {
-		var err error
-		if e, err = policy.LoadEngine(ctx, cfg.Policy.Paths, cfg.Policy.Query); err != nil {
-			return err
-		}
-		c.log.Info("codecall: policy loaded", "files", len(e.Files()), "query", e.Query())
-	}
-	c.policies.Swap(e)
-	c.policyKey = policyKey(cfg)
-	return nil
-}
-
-// watchPolicyLocked (re)starts the watcher of the policy files, when the
-// config names any and reloading is on.
-func (c *CodeCall) watchPolicyLocked() {
-	if c.policyWatch != nil {
-		c.policyWatch()
-		c.policyWatch = nil
-	}
-	if len(c.cfg.Policy.Paths) == 0 || c.opts.noReload || c.bgCtx == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(c.bgCtx)
-	c.policyWatch = cancel
-	run, err := policy.WatchPolicies(ctx, c.cfg.Policy.Paths, c.cfg.Policy.Query, c.policies, c.log, nil)
-	if err != nil {
-		c.log.Warn("codecall: policy reload is off", "error", err)
-		cancel()
-		return
-	}
-	go run()
-}
-
+// initialConfig is the config Wrap starts with: WithConfig's, the file's
+// or the default, validated; giving both sources is an error, not a
+// silent precedence.
 func initialConfig(o options) (presets.Config, error) {
 	var cfg presets.Config
 	switch {
@@ -287,82 +242,18 @@ func serverName(srv *server.MCPServer) string {
 	return "default"
 }
 
-// background drains the observer so mcp-go never finds its channel full,
-// and watches the config file.
-func (c *CodeCall) background(ctx context.Context) {
-	defer close(c.done)
-	if c.opts.configFile != "" && c.opts.watch {
-		go func() {
-			c.mu.Lock()
-			initial := c.cfg
-			c.mu.Unlock()
-			err := presets.Watch(ctx, c.opts.configFile, c.applyConfig, c.log, presets.WithInitial(initial))
-			if err != nil && ctx.Err() == nil {
-				c.log.Warn("codecall: config reload is off", "file", c.opts.configFile, "error", err)
-			}
-		}()
-	}
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			c.mu.Lock()
-			if c.obs.drain() {
-				c.dirty = true
-			}
-			c.mu.Unlock()
-		}
-	}
-}
-
-func (c *CodeCall) applyConfig(cfg presets.Config) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	if policyKey(cfg) != c.policyKey {
-		if err := c.loadPolicy(c.bgCtx, cfg); err != nil {
-			c.log.Warn("codecall: reloaded config not applied: its policy does not load; the last good config and policy keep serving", "error", err)
-			return
-		}
-	}
-	c.approvals.Configure(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust)
-	c.cfg = cfg
-	c.cfgChanged = true
-	c.dirty = true
-	c.watchPolicyLocked()
-	if err := c.rebuildLocked(); err != nil {
-		c.log.Warn("codecall: reloaded config not applied", "error", err)
-		return
-	}
-	c.log.Info("codecall: config reloaded", "mode", cfg.Mode, "preset", cfg.Preset)
-}
-
 // Close detaches CodeCall's background work, releases the index and stops
 // the worker pool (running plans end first, by their deadlines). The
 // server keeps its tools; CodeCall's filter then hides every tool but the
 // meta-tools, whose calls fail.
 func (c *CodeCall) Close() error {
 	c.closeOnce.Do(func() {
-		c.mu.Lock()
-		c.closed = true
-		c.mu.Unlock()
-		if c.stop != nil {
-			c.stop()
-			<-c.done
-		}
-		c.srv.UnregisterSession(context.Background(), c.obs.id)
-		if g := c.cur.Load(); g != nil {
-			g.retire()
-		}
-		c.mu.Lock()
-		c.retirePoolLocked()
-		c.mu.Unlock()
-		c.poolWG.Wait()
+		c.rl.close()
+		c.stop()
+		<-c.done
+		c.srv.UnregisterSession(context.Background(), c.gens.obs.id)
+		c.gens.close()
+		c.iso.close()
 		if c.metrics != nil {
 			_ = c.metrics.Unregister()
 		}
@@ -374,12 +265,7 @@ func (c *CodeCall) Close() error {
 // do this by themselves; Refresh is for callers that want the cost paid
 // up front.
 func (c *CodeCall) Refresh() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.obs.drain() {
-		c.dirty = true
-	}
-	return c.rebuildLocked()
+	return c.gens.update(true)
 }
 
 // Acquire implements meta.Env: it returns the current state, rebuilding the
@@ -389,165 +275,13 @@ func (c *CodeCall) Acquire(ctx context.Context) (*meta.State, func()) {
 	return &g.state, g.release
 }
 
+// acquire returns the generation in force with a reference the caller
+// releases; see generations.acquire.
 func (c *CodeCall) acquire() *generation {
-	c.mu.Lock()
-	if c.obs.drain() {
-		c.dirty = true
-	}
-	if c.dirty && !c.closed {
-		if err := c.rebuildLocked(); err != nil {
-			c.log.Error("codecall: catalog rebuild failed; serving the previous catalog", "error", err)
-		}
-	}
-	c.mu.Unlock()
-	for {
-		g := c.cur.Load()
-		g.refs.Add(1)
-		if c.cur.Load() == g {
-			return g
-		}
-		g.release()
-	}
+	return c.gens.acquire()
 }
 
-// rebuildLocked builds a new generation when the tools or config changed.
-func (c *CodeCall) rebuildLocked() error {
-	c.dirty = false
-	cfg := c.cfg
-	names := meta.NamesFor(&cfg)
-	c.syncMetaToolsLocked(&cfg)
-
-	tools := c.serverTools(names)
-	fp, err := fingerprint(tools)
-	if err != nil {
-		return err
-	}
-	old := c.cur.Load()
-	if old != nil && old.fingerprint == fp && !c.cfgChanged {
-		return nil
-	}
-	gate, err := policy.NewGate(cfg, policy.WithPolicies(c.policies), policy.WithApprovals(c.approvals), policy.WithReserved(names.All()...))
-	if err != nil {
-		return err
-	}
-	runner, err := c.runnerLocked(&cfg)
-	if err != nil {
-		return err
-	}
-	c.version++
-	snap, problems, err := catalog.Build(tools, catalog.Options{
-		Config: cfg, Include: c.opts.include, DefaultAppID: c.opts.defaultAppID,
-		Reserved: names.All(), Version: c.version, TypeScript: declare,
-	})
-	if err != nil {
-		return err
-	}
-	for _, p := range problems {
-		c.log.Warn("codecall: tool kept out of CodeCall", "tool", p.Tool, "problem", p.Message)
-	}
-	redactor, err := redact.New(cfg.Redaction)
-	if err != nil {
-		return fmt.Errorf("codecall: %w", err)
-	}
-	auditLog, auditKey, err := c.auditLoggerLocked(old, cfg, redactor)
-	if err != nil {
-		return err
-	}
-	idx, err := search.New(snap.Enabled(), search.WithLowRelevance(cfg.Search.LowRelevance))
-	if err != nil {
-		if old == nil || auditLog != old.state.Audit {
-			_ = auditLog.Close()
-		}
-		return fmt.Errorf("codecall: building the search index: %w", err)
-	}
-	c.approvals.SetRedactor(redactor)
-	g := &generation{
-		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate, Runner: runner,
-			Approvals: c.approvals, Paused: c.paused, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation),
-			Audit: auditLog, Redactor: redactor},
-		auditKey:    auditKey,
-		fingerprint: fp,
-		index:       idx,
-	}
-	g.descriptions = meta.Descriptions(&g.state)
-	c.cur.Store(g)
-	configChanged := c.cfgChanged
-	c.cfgChanged = false
-	if old != nil {
-		old.closeAudit.Store(old.state.Audit != auditLog)
-		old.retire()
-		// mcp-go announces changes to its own tool set; a change made only by
-		// CodeCall's filter (a config reload) is announced here.
-		if configChanged && !slices.Equal(visibleNames(old), visibleNames(g)) {
-			c.srv.SendNotificationToAllClients(mcp.MethodNotificationToolsListChanged, nil)
-		}
-	}
-	c.log.Debug("codecall: catalog built", "version", c.version, "tools", len(snap.All()), "enabled", len(snap.Enabled()))
-	return nil
-}
-
-// syncMetaToolsLocked registers the meta-tools the config asks for and
-// removes the ones it no longer does.
-func (c *CodeCall) syncMetaToolsLocked(cfg *presets.Config) {
-	want := meta.Tools(cfg, c)
-	wantNames := make([]string, len(want))
-	for i, t := range want {
-		wantNames[i] = t.Tool.Name
-	}
-	if slices.Equal(wantNames, c.metaNames) {
-		return
-	}
-	var stale []string
-	for _, n := range c.metaNames {
-		if !slices.Contains(wantNames, n) {
-			stale = append(stale, n)
-		}
-	}
-	if len(stale) > 0 {
-		c.srv.DeleteTools(stale...)
-	}
-	c.srv.AddTools(want...)
-	c.metaNames = wantNames
-	c.obs.drain() // our own changes need no rebuild
-}
-
-func (c *CodeCall) serverTools(names meta.Names) []mcp.Tool {
-	registered := c.srv.ListTools()
-	tools := make([]mcp.Tool, 0, len(registered))
-	for name, st := range registered {
-		if names.Has(name) {
-			continue
-		}
-		tools = append(tools, st.Tool)
-	}
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	return tools
-}
-
-// fingerprint identifies a tool set, so a change notification that changed
-// nothing CodeCall sees costs no rebuild.
-func fingerprint(tools []mcp.Tool) (string, error) {
-	h := sha256.New()
-	enc := json.NewEncoder(h)
-	for _, t := range tools {
-		if err := enc.Encode(t); err != nil {
-			return "", fmt.Errorf("codecall: tool %q cannot be encoded: %w", t.Name, err)
-		}
-		if err := enc.Encode(t.Meta); err != nil {
-			return "", fmt.Errorf("codecall: tool %q metadata cannot be encoded: %w", t.Name, err)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func visibleNames(g *generation) []string {
-	var names []string
-	for _, t := range g.state.Catalog.Visible() {
-		names = append(names, t.Name)
-	}
-	return names
-}
-
+// declare renders a tool as the TypeScript declaration describe shows.
 func declare(t *catalog.Tool) string {
 	f := typescript.Function{
 		Name: t.Name, Title: t.Title, Description: t.Description,

@@ -487,20 +487,23 @@ func TestWrapErrors(t *testing.T) {
 	}
 }
 
+// writeFile writes then renames, as editors and deploy tools do, so a
+// watcher never reads half a file.
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestConfigReload(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "codecall.yaml")
-	write := func(s string) {
-		t.Helper()
-		// Write then rename, as editors do, so the watcher never reads half a file.
-		tmp := path + ".tmp"
-		if err := os.WriteFile(tmp, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(s string) { t.Helper(); writeFile(t, path, s) }
 	write("directCalls: {enabled: true}\n")
 	srv := newShop(t)
 	wrap(t, srv, middleware.WithConfigFile(path))

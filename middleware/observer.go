@@ -15,7 +15,8 @@ type observer struct {
 
 func newObserver(id string) *observer {
 	// Sized so that bursts of AddTool calls between two requests are not
-	// dropped; drained on every request and by a background ticker.
+	// dropped; drained by the first request after a change and by a
+	// background ticker.
 	return &observer{id: id, ch: make(chan mcp.JSONRPCNotification, 1024)}
 }
 
@@ -23,6 +24,10 @@ func (o *observer) Initialize()                                         {}
 func (o *observer) Initialized() bool                                   { return true }
 func (o *observer) NotificationChannel() chan<- mcp.JSONRPCNotification { return o.ch }
 func (o *observer) SessionID() string                                   { return o.id }
+
+// pending reports whether a notification waits to be drained. It takes no
+// lock, so the per-call path can tell cheaply that nothing changed.
+func (o *observer) pending() bool { return len(o.ch) > 0 }
 
 // drain reports whether any pending notification says the tool list changed.
 // It never blocks.

@@ -1,11 +1,12 @@
 package middleware
 
 import (
-	"go.opentelemetry.io/otel/metric"
-
-	"go.opentelemetry.io/otel/trace"
-
 	"log/slog"
+
+	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
@@ -27,18 +28,44 @@ var SetMeta = catalog.SetMeta
 // Option configures Wrap.
 type Option func(*options)
 
+// options holds one field per setting, each set by one Option. A zero
+// value means "the default"; defaults and settings that depend on each
+// other (whether files are watched) are worked out after every option has
+// been applied, by newOptions and Wrap, so the order of the options never
+// matters.
 type options struct {
 	configFile   string
 	config       *presets.Config
 	include      func(ToolInfo) bool
 	logger       *slog.Logger
 	defaultAppID string
-	watch        bool
 	noReload     bool
 	tracer       trace.TracerProvider
 	meter        metric.MeterProvider
 	auditHandler slog.Handler
 	sandbox      []sandbox.Option
+}
+
+// newOptions applies opts in order, then fills in the defaults of the
+// settings they left unset.
+func newOptions(srv *server.MCPServer, opts []Option) options {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	if o.defaultAppID == "" {
+		o.defaultAppID = serverName(srv)
+	}
+	if o.tracer == nil {
+		o.tracer = otel.GetTracerProvider()
+	}
+	if o.meter == nil {
+		o.meter = otel.GetMeterProvider()
+	}
+	return o
 }
 
 // WithAuditHandler sends the audit events to h (one record per event, the
@@ -64,11 +91,12 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(o *options) { o.meter = mp }
 }
 
-// WithConfigFile loads the configuration from a YAML file and reloads it
-// when the file changes (a broken edit keeps the last good configuration).
-// Environment overrides (CODECALL_...) apply on top.
+// WithConfigFile loads the configuration from a YAML file and, unless
+// WithoutReload is given too (before or after), reloads it when the file
+// changes (a broken edit keeps the last good configuration). Environment
+// overrides (CODECALL_...) apply on top.
 func WithConfigFile(path string) Option {
-	return func(o *options) { o.configFile = path; o.watch = true }
+	return func(o *options) { o.configFile = path }
 }
 
 // WithConfig uses cfg as the configuration. It is validated like a file.
@@ -95,9 +123,10 @@ func WithDefaultAppID(id string) Option {
 }
 
 // WithoutReload turns off watching files: the config file given by
-// WithConfigFile and the policy files under policy.paths.
+// WithConfigFile and the policy files under policy.paths, whichever order
+// the options come in.
 func WithoutReload() Option {
-	return func(o *options) { o.watch = false; o.noReload = true }
+	return func(o *options) { o.noReload = true }
 }
 
 // WithSandboxOptions adds options to the pool of sandboxed worker processes

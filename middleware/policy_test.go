@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,15 +19,7 @@ import (
 
 func writeRego(t *testing.T, dir, body string) {
 	t.Helper()
-	// Write then rename, as editors and deploy tools do, so the watcher
-	// never reads half a file.
-	tmp := filepath.Join(dir, ".tmp")
-	if err := os.WriteFile(tmp, []byte("package codecall\n\nimport rego.v1\n\n"+body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "policy.rego")); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(dir, "policy.rego"), "package codecall\n\nimport rego.v1\n\n"+body)
 }
 
 const allowAll = `default decision := {"allow": true, "requireApproval": false, "reason": "open"}

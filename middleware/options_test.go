@@ -1,0 +1,87 @@
+package middleware_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
+	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/presets"
+)
+
+const denyFindContacts = `default decision := {"allow": true, "requireApproval": false, "reason": "open"}
+
+decision := {"allow": false, "requireApproval": false, "reason": "contacts are frozen"} if input.tool.name == "crm.find_contacts"
+`
+
+// TestReloadOptionsInAnyOrder checks that WithoutReload and
+// WithConfigFile (or WithConfig) give the same watching whichever comes
+// first: WithoutReload turns off both the config and the policy watcher,
+// and WithConfigFile given after it does not turn either back on. Each
+// case edits the config file and a policy file after Wrap and checks which
+// edits apply.
+func TestReloadOptionsInAnyOrder(t *testing.T) {
+	tests := []struct {
+		order      []string // options by name, in the order given to Wrap
+		wantConfig bool     // an edit of the config file applies
+		wantPolicy bool     // an edit of a policy file applies
+	}{
+		{[]string{"WithConfigFile"}, true, true},
+		{[]string{"WithConfigFile", "WithoutReload"}, false, false},
+		{[]string{"WithoutReload", "WithConfigFile"}, false, false},
+		{[]string{"WithConfig"}, false, true},
+		{[]string{"WithConfig", "WithoutReload"}, false, false},
+		{[]string{"WithoutReload", "WithConfig"}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.order, ","), func(t *testing.T) {
+			t.Parallel()
+			policyDir := t.TempDir()
+			file := filepath.Join(t.TempDir(), "codecall.yaml")
+			writeRego(t, policyDir, allowAll)
+			base := fmt.Sprintf("directCalls: {enabled: true}\npolicy: {paths: [%q]}\n", policyDir)
+			writeFile(t, file, base)
+			byName := map[string]middleware.Option{
+				"WithConfigFile": middleware.WithConfigFile(file),
+				"WithConfig":     middleware.WithConfig(config(func(c *presets.Config) { c.Policy.Paths = []string{policyDir} })),
+				"WithoutReload":  middleware.WithoutReload(),
+			}
+			var opts []middleware.Option
+			for _, name := range tt.order {
+				opts = append(opts, byName[name])
+			}
+
+			srv := newShop(t)
+			wrap(t, srv, opts...)
+			s := connect(t, srv)
+			configApplied := func() bool { return slices.Contains(s.list(), "billing.list_invoices") }
+			policyApplied := func() bool {
+				return mcptest.CallVia(t, s.c, "invoke", "crm.find_contacts", map[string]any{"query": "x"}) == "ACCESS_DENIED"
+			}
+			if configApplied() || policyApplied() {
+				t.Fatal("an edit shows before it was made")
+			}
+
+			settled := time.Now().Add(time.Second) // well past both watchers' debounce
+			writeRego(t, policyDir, denyFindContacts)
+			writeFile(t, file, base+"tools:\n  \"billing.list_invoices\": {visibleInListTools: true}\n")
+			if tt.wantPolicy {
+				waitFor(t, policyApplied, "the policy edit to apply")
+			}
+			if tt.wantConfig {
+				waitFor(t, configApplied, "the config edit to apply")
+			}
+			time.Sleep(time.Until(settled))
+			if !tt.wantPolicy && policyApplied() {
+				t.Error("the policy edit applied, but policy files must not be watched")
+			}
+			if !tt.wantConfig && configApplied() {
+				t.Error("the config edit applied, but the config file must not be watched")
+			}
+		})
+	}
+}
