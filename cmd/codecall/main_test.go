@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -71,10 +73,7 @@ func TestCheckPolicy(t *testing.T) {
 		}
 	}
 	write("codecall.yaml", "policy:\n  paths: [policies]\n")
-	if err := os.Mkdir(filepath.Join(dir, "policies"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write("policies/p.rego", "package codecall\n\nimport rego.v1\n\ndefault decision := {\"allow\": false, \"reason\": \"no\"}\n")
+	mcptest.WritePolicy(t, dir, "policies/p.rego", "package codecall\n\nimport rego.v1\n\ndefault decision := {\"allow\": false, \"reason\": \"no\"}\n")
 	// Paths are relative to the config file, wherever check runs from.
 	code, out, _ := runCLI(t, "check", "--config", filepath.Join(dir, "codecall.yaml"))
 	if code != 0 || !strings.Contains(out, "policy: ok (1 modules, query data.codecall.decision)") {

@@ -19,7 +19,7 @@ func WritePolicy(t testing.TB, dir, name, rego string) string {
 	}
 	// The loader reads .rego, .json and .yaml files only; .tmp is none.
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(rego), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(rego), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
