@@ -81,7 +81,10 @@ func (h *Host) GetTool(name string) (json.RawMessage, bool) {
 		panic("GetTool exploded")
 	}
 	d, ok := h.Tools[name]
-	return json.RawMessage(d), ok
+	if !ok {
+		return nil, false
+	}
+	return json.RawMessage(d), true
 }
 
 // Log records the line as "level|message|data".
