@@ -20,27 +20,9 @@ import (
 	"github.com/codecall-go/codecall/presets"
 )
 
-// logBuffer collects the gateway's log output for secrecy checks.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func newGateway(t *testing.T, servers map[string]presets.Upstream, opts ...Option) (*Gateway, *logBuffer) {
+func newGateway(t *testing.T, servers map[string]presets.Upstream, opts ...Option) (*Gateway, *mcptest.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &mcptest.Buffer{}
 	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), WithStartTimeout(20 * time.Second)}, opts...)
 	g, err := New(servers, opts...)
 	if err != nil {

@@ -32,7 +32,7 @@ func TestAuditAndRedaction(t *testing.T) {
 	srv.AddTool(mcp.NewTool("vault.rotate", mcp.WithString("password"), mcp.WithString("old")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(`{"rotated":true}`), nil
 	})
-	var auditLog syncBuffer
+	var auditLog mcptest.Buffer
 	cfg := presets.Default()
 	cfg.DirectCalls.Enabled = true
 	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithoutReload(),

@@ -33,9 +33,9 @@ const denyDeletes = `default decision := {"allow": true, "requireApproval": fals
 decision := {"allow": false, "requireApproval": false, "reason": "no deletes today"} if input.tool.name == "shop.delete_order"
 `
 
-func policyShop(t *testing.T, dir string, mut func(*presets.Config)) (*approvalShop, *syncBuffer) {
+func policyShop(t *testing.T, dir string, mut func(*presets.Config)) (*approvalShop, *mcptest.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &mcptest.Buffer{}
 	s := newApprovalShopWith(t, func(cfg *presets.Config) {
 		cfg.Policy.Paths = []string{dir}
 		if mut != nil {

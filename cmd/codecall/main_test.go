@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -173,27 +172,9 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestServeStdio(t *testing.T) {
 	inR, inW := io.Pipe()
-	var out, errb syncBuffer
+	var out, errb mcptest.Buffer
 	done := make(chan int)
 	go func() { done <- run(context.Background(), []string{"serve"}, inR, &out, &errb) }()
 	for _, line := range []string{
