@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/vm"
@@ -186,9 +187,9 @@ type host struct {
 	sleepers    atomic.Int64
 	maxSleepers atomic.Int64 // most test.sleep handlers running at once
 
-	mu            sync.Mutex
-	toolInputs    []string // the raw JSON arguments of every test tool call
-	notifications []mcp.JSONRPCNotification
+	mu         sync.Mutex
+	toolInputs []string // the raw JSON arguments of every test tool call
+	notes      mcptest.Notifications
 }
 
 func readOnly() []mcp.ToolOption {
@@ -341,29 +342,10 @@ func newHost(t *testing.T, cfg presets.Config) *host {
 	h.cc = cc
 	t.Cleanup(func() { _ = cc.Close() })
 
-	c, err := client.NewInProcessClient(h.srv)
-	if err != nil {
-		t.Fatalf("NewInProcessClient: %v", err)
-	}
-	h.c = c
-	t.Cleanup(func() { _ = c.Close() })
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		h.mu.Lock()
-		h.notifications = append(h.notifications, n)
-		h.mu.Unlock()
-	})
+	h.c = mcptest.Connect(t, h.srv, mcptest.Modern(), mcptest.Record(&h.notes))
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "attacks", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatalf("Initialize: %v", err)
-	}
-	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	list, err := h.c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatalf("ListTools: %v", err)
 	}
@@ -543,10 +525,8 @@ func (h *host) inputs() []string {
 // notificationCount returns how many notifications of a method prefix
 // the client received.
 func (h *host) notificationCount(prefix string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	n := 0
-	for _, x := range h.notifications {
+	for _, x := range h.notes.All() {
 		if strings.HasPrefix(x.Method, prefix) {
 			n++
 		}
@@ -555,9 +535,7 @@ func (h *host) notificationCount(prefix string) int {
 }
 
 func (h *host) notificationText() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	b, _ := json.Marshal(h.notifications)
+	b, _ := json.Marshal(h.notes.All())
 	return string(b)
 }
 

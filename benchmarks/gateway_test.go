@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/gateway"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
@@ -57,41 +58,6 @@ func upstreamEntry(b *testing.B) presets.Upstream {
 		b.Fatal(err)
 	}
 	return presets.Upstream{Command: exe, Env: map[string]string{upstreamVar: "1"}}
-}
-
-// countingWriter counts the bytes a server sends to its client.
-type countingWriter struct {
-	w io.WriteCloser
-	n atomic.Int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) { c.n.Add(int64(len(p))); return c.w.Write(p) }
-func (c *countingWriter) Close() error                { return c.w.Close() }
-
-// pipeClient connects a client to srv over in-memory stdio pipes and
-// returns the counter of bytes sent to it.
-func pipeClient(b *testing.B, srv *server.MCPServer) (*client.Client, *countingWriter) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	out := &countingWriter{w: sw}
-	go func() { _ = server.NewStdioServer(srv).Listen(ctx, sr, out) }()
-	c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(strings.NewReader(""))))
-	b.Cleanup(func() { _ = c.Close(); cancel(); _ = sw.Close() })
-	initClient(b, c)
-	return c, out
-}
-
-func initClient(b *testing.B, c *client.Client) {
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "bench", Version: "1"},
-	}}); err != nil {
-		b.Fatal(err)
-	}
 }
 
 // gatewayFor puts CodeCall in front of the upstreams with their tools
@@ -158,9 +124,8 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 				}
 				direct = client.NewClient(t)
 			}
-			b.Cleanup(func() { _ = direct.Close() })
-			initClient(b, direct)
-			viaGateway, _ := pipeClient(b, gatewayFor(b, map[string]presets.Upstream{"up": entry}))
+			mcptest.Initialize(b, direct)
+			viaGateway := mcptest.Connect(b, gatewayFor(b, map[string]presets.Upstream{"up": entry}), mcptest.Stdio())
 			callRecord(b, direct, "get_record", 1)
 			callRecord(b, viaGateway, "up.get_record", 1)
 
@@ -191,7 +156,8 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 // time and the bytes the gateway sent to the client.
 func BenchmarkGatewayPlan20(b *testing.B) {
 	srv := gatewayFor(b, map[string]presets.Upstream{"left": upstreamEntry(b), "right": upstreamEntry(b)})
-	c, sent := pipeClient(b, srv)
+	var sent atomic.Int64 // bytes the gateway sent to the client
+	c := mcptest.Connect(b, srv, mcptest.CountSent(&sent))
 	script := `
 		const ids = Array.from({length: 10}, (_, i) => i + 1);
 		const recs = await Promise.all(ids.flatMap((id) => [
@@ -218,16 +184,16 @@ func BenchmarkGatewayPlan20(b *testing.B) {
 	var pBytes, dBytes int64
 	b.ResetTimer()
 	for b.Loop() {
-		before := sent.n.Load()
+		before := sent.Load()
 		start := time.Now()
 		runPlan()
 		pd = append(pd, time.Since(start))
-		pBytes += sent.n.Load() - before
-		before = sent.n.Load()
+		pBytes += sent.Load() - before
+		before = sent.Load()
 		start = time.Now()
 		runDirect()
 		dd = append(dd, time.Since(start))
-		dBytes += sent.n.Load() - before
+		dBytes += sent.Load() - before
 	}
 	b.StopTimer()
 	n := float64(len(pd))

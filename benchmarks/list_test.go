@@ -8,13 +8,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	tiktoken "github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 
 	"github.com/codecall-go/codecall/examples/demo"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/staticcatalog"
 )
@@ -76,7 +76,7 @@ type listSize struct {
 func measureList(tb testing.TB, srv *server.MCPServer) listSize {
 	tb.Helper()
 	ctx := context.Background()
-	c := newClient(tb, srv)
+	c := mcptest.Connect(tb, srv, mcptest.Modern())
 	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		tb.Fatal(err)
@@ -141,7 +141,7 @@ func BenchmarkListTools(b *testing.B) {
 			}
 			defer cc.Close()
 			size := measureList(b, srv)
-			c := newClient(b, srv)
+			c := mcptest.Connect(b, srv, mcptest.Modern())
 			b.ResetTimer()
 			for b.Loop() {
 				if _, err := c.ListTools(context.Background(), mcp.ListToolsRequest{}); err != nil {
@@ -152,24 +152,4 @@ func BenchmarkListTools(b *testing.B) {
 			b.ReportMetric(float64(size.bytes), "list-bytes")
 		})
 	}
-}
-
-func newClient(tb testing.TB, srv *server.MCPServer) *client.Client {
-	tb.Helper()
-	ctx := context.Background()
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { c.Close() })
-	if err := c.Start(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		tb.Fatal(err)
-	}
-	return c
 }

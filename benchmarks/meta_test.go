@@ -9,13 +9,14 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/examples/demo"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
 
 func callBench(b *testing.B, srv *server.MCPServer, name string, args map[string]any) {
 	b.Helper()
-	c := newClient(b, srv)
+	c := mcptest.Connect(b, srv, mcptest.Modern())
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
 	req.Params.Arguments = args

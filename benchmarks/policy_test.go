@@ -2,8 +2,6 @@ package benchmarks
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
@@ -37,15 +36,8 @@ decision := {"allow": true, "requireApproval": input.args.amountCents > 10000, "
 }
 `
 
-func writeBenchPolicy(tb testing.TB) string {
-	dir := tb.TempDir()
-	for name, body := range map[string]string{"p.rego": benchPolicy, "apps.json": `{"apps": {"allowed": ["bench", "crm"]}}`} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return dir
-}
+// benchPolicyFiles are benchPolicy and the data it reads.
+var benchPolicyFiles = map[string]string{"p.rego": benchPolicy, "apps.json": `{"apps": {"allowed": ["bench", "crm"]}}`}
 
 func readOnlyHints() []mcp.ToolOption {
 	return []mcp.ToolOption{mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
@@ -68,7 +60,7 @@ func BenchmarkPolicyDecision(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine, err := policy.LoadEngine(context.Background(), []string{writeBenchPolicy(b)}, presets.DefaultPolicyQuery)
+	engine, err := policy.LoadEngine(context.Background(), []string{mcptest.WritePolicies(b, benchPolicyFiles)}, presets.DefaultPolicyQuery)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -129,7 +121,7 @@ func BenchmarkDirectCallGate(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
 		paths []string
-	}{{"wrapped-builtin", nil}, {"wrapped-rego", []string{writeBenchPolicy(b)}}} {
+	}{{"wrapped-builtin", nil}, {"wrapped-rego", []string{mcptest.WritePolicies(b, benchPolicyFiles)}}} {
 		b.Run(tc.name, func(b *testing.B) {
 			srv := newServer()
 			cfg := presets.Default()

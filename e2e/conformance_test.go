@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 // The MCP conformance suite (@modelcontextprotocol/conformance) checks a
@@ -169,9 +171,7 @@ func transparentConfig(t *testing.T, fixture string) string {
 	// operator's policy here allows everything.
 	dir := t.TempDir()
 	allow := "package codecall\n\nimport rego.v1\n\ndecision := {\"allow\": true, \"requireApproval\": false, \"reason\": \"transparent gateway\"}\n"
-	if err := os.WriteFile(filepath.Join(dir, "allow.rego"), []byte(allow), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	mcptest.WritePolicy(t, dir, "allow.rego", allow)
 	b.WriteString("policy:\n  paths: [allow.rego]\n")
 	p := filepath.Join(dir, "codecall.yaml")
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {

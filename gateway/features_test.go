@@ -3,17 +3,16 @@ package gateway
 import (
 	"context"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -165,31 +164,10 @@ func TestPromptsResourcesAndCompletion(t *testing.T) {
 
 // connectHTTP connects a client over streamable HTTP, which, unlike the
 // in-memory stdio of connect, serves several sessions on one server.
-func connectHTTP(t *testing.T, srv *server.MCPServer, opts ...client.ClientOption) *session {
+func connectHTTP(t *testing.T, srv *server.MCPServer, opts ...mcptest.Option) *session {
 	t.Helper()
-	ts := httptest.NewServer(server.NewStreamableHTTPServer(srv))
-	t.Cleanup(ts.Close)
-	tr, err := transport.NewStreamableHTTP(ts.URL+"/mcp", transport.WithContinuousListening())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, opts...)
-	s := &session{Client: c}
-	t.Cleanup(func() { _ = c.Close() })
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		s.mu.Lock()
-		s.notes = append(s.notes, n)
-		s.mu.Unlock()
-	})
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "test", Version: "1"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	s := &session{}
+	s.Client = mcptest.Connect(t, srv, append(opts, mcptest.HTTP(), mcptest.Record(&s.notes))...)
 	return s
 }
 
@@ -261,7 +239,7 @@ func (a *answers) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.El
 func TestSamplingAndElicitationReachTheCallingClient(t *testing.T) {
 	g := startGateway(t, map[string]presets.Upstream{"fx": fixture(t, "ok", nil)})
 	a := &answers{}
-	s := connectHTTP(t, g.Server(), client.WithSamplingHandler(a), client.WithElicitationHandler(a))
+	s := connectHTTP(t, g.Server(), mcptest.WithSampling(a), mcptest.WithElicitation(a))
 	res := call(t, s, "fx.consult", nil)
 	if res.IsError || text(res) != "model: 4; user: accept map[name:Ada]" {
 		t.Errorf("fx.consult = %q (error %v)", text(res), res.IsError)
@@ -293,7 +271,7 @@ func TestRelayRefusesWhenCallsOfSeveralClientsAreInFlight(t *testing.T) {
 	g := startGateway(t, map[string]presets.Upstream{"fx": fixture(t, "ok", nil)})
 	waiting := connectHTTP(t, g.Server())
 	a := &answers{}
-	asking := connectHTTP(t, g.Server(), client.WithSamplingHandler(a), client.WithElicitationHandler(a))
+	asking := connectHTTP(t, g.Server(), mcptest.WithSampling(a), mcptest.WithElicitation(a))
 
 	// Another client's call is still running on the same upstream: the
 	// upstream's question could belong to either call.

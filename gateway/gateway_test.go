@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,35 +12,17 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 )
 
-// logBuffer collects the gateway's log output for secrecy checks.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func newGateway(t *testing.T, servers map[string]presets.Upstream, opts ...Option) (*Gateway, *logBuffer) {
+func newGateway(t *testing.T, servers map[string]presets.Upstream, opts ...Option) (*Gateway, *mcptest.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &mcptest.Buffer{}
 	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))), WithStartTimeout(20 * time.Second)}, opts...)
 	g, err := New(servers, opts...)
 	if err != nil {
@@ -55,45 +36,18 @@ func newGateway(t *testing.T, servers map[string]presets.Upstream, opts ...Optio
 // recording the notifications it receives.
 type session struct {
 	*client.Client
-	mu    sync.Mutex
-	notes []mcp.JSONRPCNotification
+	notes mcptest.Notifications
 }
 
-func connect(t *testing.T, srv *server.MCPServer, opts ...client.ClientOption) *session {
+func connect(t *testing.T, srv *server.MCPServer) *session {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	go func() { _ = server.NewStdioServer(srv).Listen(ctx, sr, sw) }()
-	c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(strings.NewReader(""))), opts...)
-	s := &session{Client: c}
-	t.Cleanup(func() { _ = c.Close(); cancel(); _ = sw.Close(); _ = sr.Close() })
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		s.mu.Lock()
-		s.notes = append(s.notes, n)
-		s.mu.Unlock()
-	})
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_LEGACY_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "test", Version: "1"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
+	s := &session{}
+	s.Client = mcptest.Connect(t, srv, mcptest.Stdio(), mcptest.Record(&s.notes))
 	return s
 }
 
 func (s *session) notifications(method string) []mcp.JSONRPCNotification {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []mcp.JSONRPCNotification
-	for _, n := range s.notes {
-		if n.Method == method {
-			out = append(out, n)
-		}
-	}
-	return out
+	return s.notes.Of(method)
 }
 
 func call(t *testing.T, s *session, name string, args map[string]any) *mcp.CallToolResult {

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -107,39 +105,12 @@ func (e *elicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp
 	return res, nil
 }
 
-// approvalClient connects to srv as a client of one protocol era, with or
-// without an elicitation handler.
-func approvalClient(t *testing.T, srv *server.MCPServer, modern bool, e *elicitor) *client.Client {
-	t.Helper()
-	var topts []transport.InProcessOption
-	var copts []client.ClientOption
-	if e != nil {
-		topts = append(topts, transport.WithElicitationHandler(e))
-		copts = append(copts, client.WithElicitationHandler(e))
-	}
-	if !modern {
-		copts = append(copts, client.WithProtocolVersion(mcp.ProtocolVersion20251125))
-	}
-	c := client.NewClient(transport.NewInProcessTransportWithOptions(srv, topts...), copts...)
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "approval-test", Version: "1"}
-	if e != nil {
-		req.Params.Capabilities.Elicitation = &mcp.ElicitationCapability{}
-	}
+// era is the protocol option for a modern or a legacy client.
+func era(modern bool) mcptest.Option {
 	if modern {
-		req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	} else {
-		req.Params.ProtocolVersion = mcp.ProtocolVersion20251125
+		return mcptest.Modern()
 	}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return mcptest.Legacy()
 }
 
 var paths = []string{"direct", "invoke", "execute"}
@@ -149,7 +120,7 @@ var paths = []string{"direct", "invoke", "execute"}
 func TestBuiltInPolicy(t *testing.T) {
 	s := newApprovalShop(t, nil)
 	for _, modern := range []bool{false, true} {
-		c := approvalClient(t, s.srv, modern, nil)
+		c := mcptest.Connect(t, s.srv, era(modern))
 		for _, via := range paths {
 			for tool, want := range map[string]string{
 				"shop.list_orders":  "",                  // read-only on purpose
@@ -176,7 +147,7 @@ func TestConfigCannotWaiveApproval(t *testing.T) {
 		cfg.Tools["shop.charge"] = presets.ToolOverride{VisibleInListTools: catalog.Bool(true), RequiresApproval: catalog.Bool(false)}
 		cfg.Tools["shop.delete_order"] = presets.ToolOverride{VisibleInListTools: catalog.Bool(true), RequiresApproval: catalog.Bool(false)}
 	})
-	c := approvalClient(t, s.srv, false, nil)
+	c := mcptest.Connect(t, s.srv)
 	for _, via := range paths {
 		for _, tool := range []string{"shop.charge", "shop.delete_order"} {
 			if code := mcptest.CallVia(t, c, via, tool, nil); code != "APPROVAL_REQUIRED" {
@@ -212,7 +183,7 @@ func TestApprovalFlows(t *testing.T) {
 					t.Parallel()
 					s := newApprovalShop(t, nil)
 					e := &elicitor{answer: tt.answer, delay: tt.delay}
-					c := approvalClient(t, s.srv, modern, e)
+					c := mcptest.Connect(t, s.srv, era(modern), mcptest.WithElicitation(e))
 					for i := range 2 {
 						if got := mcptest.CallVia(t, c, via, "shop.delete_order", map[string]any{"id": "o1", "password": "hunter2"}); got != tt.wantCode {
 							t.Fatalf("call %d: code %q, want %q", i, got, tt.wantCode)
@@ -245,12 +216,12 @@ func TestApprovalFlows(t *testing.T) {
 func TestSessionTrustStaysInSession(t *testing.T) {
 	s := newApprovalShop(t, nil)
 	trusting := &elicitor{answer: "approve_for_session"}
-	c1 := approvalClient(t, s.srv, false, trusting)
+	c1 := mcptest.Connect(t, s.srv, mcptest.WithElicitation(trusting))
 	if code := mcptest.CallVia(t, c1, "invoke", "shop.delete_order", map[string]any{"id": "1"}); code != "" {
 		t.Fatalf("first session: %s", code)
 	}
 	other := &elicitor{answer: "deny"}
-	c2 := approvalClient(t, s.srv, false, other)
+	c2 := mcptest.Connect(t, s.srv, mcptest.WithElicitation(other))
 	if code := mcptest.CallVia(t, c2, "invoke", "shop.delete_order", map[string]any{"id": "1"}); code != "APPROVAL_DENIED" {
 		t.Fatalf("second session: code %q, want APPROVAL_DENIED (trust must not cross sessions)", code)
 	}
@@ -264,7 +235,7 @@ func TestSessionTrustStaysInSession(t *testing.T) {
 // are not made again.
 func TestPausedPlanKeepsItsWork(t *testing.T) {
 	s := newApprovalShop(t, nil)
-	c := approvalClient(t, s.srv, true, &elicitor{answer: "approve"})
+	c := mcptest.Connect(t, s.srv, mcptest.Modern(), mcptest.WithElicitation(&elicitor{answer: "approve"}))
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "codecall.execute"
 	req.Params.Arguments = map[string]any{"script": `
@@ -302,7 +273,7 @@ func TestApprovalStopsThePlanClock(t *testing.T) {
 			if got := s.cc.Isolation().Effective; got != iso {
 				t.Skipf("plans run %s here: %s", got, s.cc.Isolation().Fallback)
 			}
-			c := approvalClient(t, s.srv, false, &elicitor{answer: "approve", delay: time.Second})
+			c := mcptest.Connect(t, s.srv, mcptest.WithElicitation(&elicitor{answer: "approve", delay: time.Second}))
 			if code := mcptest.CallVia(t, c, "execute", "shop.delete_order", map[string]any{"id": "o1"}); code != "" {
 				t.Fatalf("code %q: the approval wait counted against the plan's timeout", code)
 			}

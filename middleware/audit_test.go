@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
@@ -31,7 +32,7 @@ func TestAuditAndRedaction(t *testing.T) {
 	srv.AddTool(mcp.NewTool("vault.rotate", mcp.WithString("password"), mcp.WithString("old")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(`{"rotated":true}`), nil
 	})
-	var auditLog syncBuffer
+	var auditLog mcptest.Buffer
 	cfg := presets.Default()
 	cfg.DirectCalls.Enabled = true
 	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithoutReload(),
@@ -41,7 +42,7 @@ func TestAuditAndRedaction(t *testing.T) {
 	}
 	defer cc.Close()
 	e := &elicitor{answer: "approve"}
-	c := approvalClient(t, srv, false, e)
+	c := mcptest.Connect(t, srv, mcptest.WithElicitation(e))
 
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "codecall.execute"

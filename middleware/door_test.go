@@ -32,7 +32,7 @@ decision := {"allow": true, "requireApproval": true, "reason": "writes need a pe
 // code the caller saw, and at most one approval event.
 func TestEveryCallIsObservedOnce(t *testing.T) {
 	dir := t.TempDir()
-	writeRego(t, dir, doorPolicy)
+	mcptest.WritePolicy(t, dir, "policy.rego", regoHeader+doorPolicy)
 	srv := server.NewMCPServer("door", "1", server.WithToolCapabilities(true), server.WithElicitation())
 	ok := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(`{"ok":true}`), nil
@@ -49,7 +49,7 @@ func TestEveryCallIsObservedOnce(t *testing.T) {
 		}
 		srv.AddTool(tool, h)
 	}
-	var auditLog syncBuffer
+	var auditLog mcptest.Buffer
 	cfg := presets.Default()
 	cfg.DirectCalls.Enabled = true
 	cfg.Policy.Paths = []string{dir}
@@ -61,8 +61,8 @@ func TestEveryCallIsObservedOnce(t *testing.T) {
 	defer cc.Close()
 	// The person approves door.write and declines everything else.
 	e := &elicitor{answer: "approve"}
-	withPerson := approvalClient(t, srv, false, e)
-	nobody := approvalClient(t, srv, false, nil)
+	withPerson := mcptest.Connect(t, srv, mcptest.WithElicitation(e))
+	nobody := mcptest.Connect(t, srv)
 
 	good := map[string]any{"id": "1"}
 	type tc struct {
@@ -191,7 +191,7 @@ func callDoor(t *testing.T, c *client.Client, via, tool string, args map[string]
 	return body.Error.Code
 }
 
-func auditLines(t *testing.T, b *syncBuffer) []map[string]any {
+func auditLines(t *testing.T, b *mcptest.Buffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(b.String()))

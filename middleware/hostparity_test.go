@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
@@ -50,7 +51,7 @@ func TestBothHostsAgree(t *testing.T) {
 			cc.Close()
 			t.Skipf("worker processes cannot start here (%s); only the in-process host was checked", cc.Isolation().Fallback)
 		}
-		c := approvalClient(t, srv, false, nil)
+		c := mcptest.Connect(t, srv)
 		for _, tc := range cases {
 			args := map[string]any{"script": tc.script}
 			if tc.allowed != nil {

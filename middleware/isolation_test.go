@@ -1,18 +1,17 @@
 package middleware_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
@@ -27,24 +26,6 @@ func presetConfig(name presets.Name) presets.Config {
 	cfg.Preset = name
 	cfg.VM, _ = presets.LimitsFor(name)
 	return cfg
-}
-
-// syncBuffer is a log sink safe for the pool's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestLockedDownRefusesToStartWithoutWorkers(t *testing.T) {
@@ -62,7 +43,7 @@ func TestLockedDownRefusesToStartWithoutWorkers(t *testing.T) {
 
 func TestSecureFallsBackLoudly(t *testing.T) {
 	srv := planServer(t, nil)
-	var logs syncBuffer
+	var logs mcptest.Buffer
 	cc := wrap(t, srv, middleware.WithConfig(presetConfig(presets.Secure)), noWorkers,
 		middleware.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "PLANS RUN IN THE SERVER'S OWN PROCESS") {

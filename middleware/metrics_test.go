@@ -22,7 +22,7 @@ func TestSandboxMetrics(t *testing.T) {
 	if iso := s.cc.Isolation(); iso.Effective != presets.IsolationProcess {
 		t.Skipf("plans run in process here: %s", iso.Fallback)
 	}
-	c := approvalClient(t, s.srv, false, nil)
+	c := mcptest.Connect(t, s.srv)
 	if code := mcptest.CallVia(t, c, "execute", "shop.list_orders", nil); code != "" {
 		t.Fatalf("plan failed: %s", code)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
@@ -66,36 +66,15 @@ func config(mut func(*presets.Config)) presets.Config {
 }
 
 type session struct {
-	t *testing.T
-	c *client.Client
-
-	mu            sync.Mutex
-	notifications []string
+	t     *testing.T
+	c     *client.Client
+	notes mcptest.Notifications
 }
 
 func connect(t *testing.T, srv *server.MCPServer) *session {
 	t.Helper()
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	s := &session{t: t, c: c}
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		s.mu.Lock()
-		s.notifications = append(s.notifications, n.Method)
-		s.mu.Unlock()
-	})
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatal(err)
-	}
+	s := &session{t: t}
+	s.c = mcptest.Connect(t, srv, mcptest.Modern(), mcptest.Record(&s.notes))
 	return s
 }
 
@@ -445,17 +424,7 @@ func TestToolsAddedAfterWrapArePickedUp(t *testing.T) {
 	waitFor(t, func() bool { return s.count(mcp.MethodNotificationToolsListChanged) >= 2 }, "tools/list_changed after AddTool/DeleteTools")
 }
 
-func (s *session) count(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, m := range s.notifications {
-		if m == method {
-			n++
-		}
-	}
-	return n
-}
+func (s *session) count(method string) int { return len(s.notes.Of(method)) }
 
 func waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()

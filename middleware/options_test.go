@@ -42,7 +42,7 @@ func TestReloadOptionsInAnyOrder(t *testing.T) {
 			t.Parallel()
 			policyDir := t.TempDir()
 			file := filepath.Join(t.TempDir(), "codecall.yaml")
-			writeRego(t, policyDir, allowAll)
+			mcptest.WritePolicy(t, policyDir, "policy.rego", regoHeader+allowAll)
 			base := fmt.Sprintf("directCalls: {enabled: true}\npolicy: {paths: [%q]}\n", policyDir)
 			writeFile(t, file, base)
 			byName := map[string]middleware.Option{
@@ -67,7 +67,7 @@ func TestReloadOptionsInAnyOrder(t *testing.T) {
 			}
 
 			settled := time.Now().Add(time.Second) // well past both watchers' debounce
-			writeRego(t, policyDir, denyFindContacts)
+			mcptest.WritePolicy(t, policyDir, "policy.rego", regoHeader+denyFindContacts)
 			writeFile(t, file, base+"tools:\n  \"billing.list_invoices\": {visibleInListTools: true}\n")
 			if tt.wantPolicy {
 				waitFor(t, policyApplied, "the policy edit to apply")

@@ -17,10 +17,8 @@ import (
 	"github.com/codecall-go/codecall/presets"
 )
 
-func writeRego(t *testing.T, dir, body string) {
-	t.Helper()
-	writeFile(t, filepath.Join(dir, "policy.rego"), "package codecall\n\nimport rego.v1\n\n"+body)
-}
+// regoHeader begins each policy module the tests write.
+const regoHeader = "package codecall\n\nimport rego.v1\n\n"
 
 const allowAll = `default decision := {"allow": true, "requireApproval": false, "reason": "open"}
 `
@@ -35,9 +33,9 @@ const denyDeletes = `default decision := {"allow": true, "requireApproval": fals
 decision := {"allow": false, "requireApproval": false, "reason": "no deletes today"} if input.tool.name == "shop.delete_order"
 `
 
-func policyShop(t *testing.T, dir string, mut func(*presets.Config)) (*approvalShop, *syncBuffer) {
+func policyShop(t *testing.T, dir string, mut func(*presets.Config)) (*approvalShop, *mcptest.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &mcptest.Buffer{}
 	s := newApprovalShopWith(t, func(cfg *presets.Config) {
 		cfg.Policy.Paths = []string{dir}
 		if mut != nil {
@@ -51,9 +49,9 @@ func policyShop(t *testing.T, dir string, mut func(*presets.Config)) (*approvalS
 // calls, codecall.invoke and plans alike, with the policy's reason.
 func TestPolicyDeniesOnEveryPath(t *testing.T) {
 	dir := t.TempDir()
-	writeRego(t, dir, denyCharges)
+	mcptest.WritePolicy(t, dir, "policy.rego", regoHeader+denyCharges)
 	s, _ := policyShop(t, dir, nil)
-	c := approvalClient(t, s.srv, false, nil)
+	c := mcptest.Connect(t, s.srv)
 	for _, via := range paths {
 		if code := mcptest.CallVia(t, c, via, "shop.charge", map[string]any{"id": "1"}); code != "ACCESS_DENIED" {
 			t.Errorf("%s: code %q, want ACCESS_DENIED", via, code)
@@ -87,16 +85,16 @@ func TestPolicyDeniesOnEveryPath(t *testing.T) {
 // is refused and the last good policy keeps serving.
 func TestPolicyReload(t *testing.T) {
 	dir := t.TempDir()
-	writeRego(t, dir, allowAll)
+	mcptest.WritePolicy(t, dir, "policy.rego", regoHeader+allowAll)
 	s, logs := policyShop(t, dir, nil)
-	c := approvalClient(t, s.srv, false, nil)
+	c := mcptest.Connect(t, s.srv)
 	if code := mcptest.CallVia(t, c, "invoke", "shop.delete_order", nil); code != "" {
 		t.Fatalf("before the edit: %s", code)
 	}
-	writeRego(t, dir, denyDeletes)
+	mcptest.WritePolicy(t, dir, "policy.rego", regoHeader+denyDeletes)
 	waitFor(t, func() bool { return mcptest.CallVia(t, c, "invoke", "shop.delete_order", nil) == "ACCESS_DENIED" }, "the edited policy to apply")
 
-	writeRego(t, dir, "decision := {\n") // broken
+	mcptest.WritePolicy(t, dir, "policy.rego", regoHeader+"decision := {\n") // broken
 	waitFor(t, func() bool { return strings.Contains(logs.String(), "policy change not applied") }, "the broken edit to be refused")
 	if !strings.Contains(logs.String(), "policy.rego:") {
 		t.Errorf("the refusal does not name the file and line:\n%s", logs)
@@ -113,10 +111,10 @@ func TestPolicyReload(t *testing.T) {
 // policy denies whatever its arguments is neither found nor described.
 func TestPolicyFilterDiscovery(t *testing.T) {
 	dir := t.TempDir()
-	writeRego(t, dir, denyCharges)
+	mcptest.WritePolicy(t, dir, "policy.rego", regoHeader+denyCharges)
 	for _, filter := range []bool{false, true} {
 		s, _ := policyShop(t, dir, func(cfg *presets.Config) { cfg.Policy.FilterDiscovery = filter })
-		c := approvalClient(t, s.srv, false, nil)
+		c := mcptest.Connect(t, s.srv)
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "codecall.describe"
 		req.Params.Arguments = map[string]any{"tools": []string{"shop.charge", "shop.update_note"}}
@@ -150,7 +148,7 @@ func TestPolicyLoadFailsClosed(t *testing.T) {
 	dir := t.TempDir()
 	tests := map[string]func(){
 		"missing file": func() {},
-		"broken rego":  func() { writeRego(t, dir, "decision := {") },
+		"broken rego":  func() { mcptest.WritePolicy(t, dir, "policy.rego", regoHeader+"decision := {") },
 	}
 	for name, prepare := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -19,7 +19,7 @@ func TestSpans(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	s := newApprovalShopWith(t, nil, middleware.WithTracerProvider(tp))
-	c := approvalClient(t, s.srv, false, nil)
+	c := mcptest.Connect(t, s.srv)
 	mcptest.CallVia(t, c, "execute", "shop.list_orders", nil)
 	mcptest.CallVia(t, c, "execute", "shop.delete_order", nil) // needs approval this client cannot give
 	mcptest.CallVia(t, c, "direct", "shop.update_note", nil)

@@ -3,7 +3,6 @@ package policy_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,25 +12,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
 )
-
-// writePolicy writes files (name -> content) into a fresh directory.
-func writePolicy(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 const amountPolicy = `package codecall
 
@@ -75,7 +59,7 @@ func TestLoadEngineErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writePolicy(t, tt.files)
+			dir := mcptest.WritePolicies(t, tt.files)
 			paths := []string{dir}
 			if tt.paths != nil {
 				paths = tt.paths(dir)
@@ -105,7 +89,7 @@ func tool(name string, opts ...mcp.ToolOption) *catalog.Tool {
 }
 
 func TestEngineDecide(t *testing.T) {
-	dir := writePolicy(t, map[string]string{
+	dir := mcptest.WritePolicies(t, map[string]string{
 		"codecall.rego":      amountPolicy,
 		"codecall_test.rego": "package codecall\n\nimport rego.v1\n\ntest_never_loaded if { false }\n",
 		"limits.yaml":        "limits:\n  approveAbove: 100\n  max: 1000\n",
@@ -172,7 +156,7 @@ func TestFailClosed(t *testing.T) {
 	charge := tool("billing.charge")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writePolicy(t, map[string]string{"p.rego": tt.policy})
+			dir := mcptest.WritePolicies(t, map[string]string{"p.rego": tt.policy})
 			e, err := policy.LoadEngine(context.Background(), []string{dir}, "data.codecall.decision")
 			if err != nil {
 				t.Fatalf("load: %v", err)
@@ -186,7 +170,7 @@ func TestFailClosed(t *testing.T) {
 }
 
 func TestNeverAllows(t *testing.T) {
-	dir := writePolicy(t, map[string]string{"p.rego": `package codecall
+	dir := mcptest.WritePolicies(t, map[string]string{"p.rego": `package codecall
 
 import rego.v1
 
@@ -248,7 +232,7 @@ func TestSwapUnderLoad(t *testing.T) {
 	load := func(allow bool, reason string) *policy.Engine {
 		body := "package codecall\n\nimport rego.v1\n\ndecision := {\"allow\": " + map[bool]string{true: "true", false: "false"}[allow] +
 			", \"requireApproval\": false, \"reason\": \"" + reason + "\"}\n"
-		e, err := policy.LoadEngine(context.Background(), []string{writePolicy(t, map[string]string{"p.rego": body})}, "data.codecall.decision")
+		e, err := policy.LoadEngine(context.Background(), []string{mcptest.WritePolicies(t, map[string]string{"p.rego": body})}, "data.codecall.decision")
 		if err != nil {
 			t.Fatal(err)
 		}

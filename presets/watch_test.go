@@ -1,42 +1,24 @@
 package presets
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 // deadline bounds every wait; the waits poll, so a passing test takes only
 // as long as the watcher does.
 const deadline = 10 * time.Second
 
-// syncBuffer is a log sink the watcher goroutine and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type watchFixture struct {
 	path    string
-	logs    *syncBuffer
+	logs    *mcptest.Buffer
 	logger  *slog.Logger
 	changes chan Config
 }
@@ -45,7 +27,7 @@ func newWatchFixture(t *testing.T, initial string) *watchFixture {
 	t.Helper()
 	f := &watchFixture{
 		path:    filepath.Join(t.TempDir(), "codecall.yaml"),
-		logs:    &syncBuffer{},
+		logs:    &mcptest.Buffer{},
 		changes: make(chan Config, 16),
 	}
 	f.logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -87,7 +87,7 @@ func TestHardLimits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(strings.Trim(tc.script, "'"), func(t *testing.T) {
 			start := time.Now()
-			res := run(t, p, &testHost{}, tc.script, l)
+			res := run(t, p, newTestHost(), tc.script, l)
 			if res.Status != tc.status || res.Error == nil || res.Error.Limit != tc.limit || !strings.Contains(res.Error.Message, tc.msg) {
 				t.Fatalf("got %s %+v, want %s %q %q", res.Status, res.Error, tc.status, tc.limit, tc.msg)
 			}

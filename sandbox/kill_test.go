@@ -21,10 +21,10 @@ import (
 func TestWorkerKilledFromOutside(t *testing.T) {
 	p := newTestPool(t)
 	killed := make(chan []int, 1)
-	host := &testHost{}
+	host := newTestHost()
 	go func() {
 		// Once the plan waits in its tool call, its worker is running.
-		for deadline := time.Now().Add(20 * time.Second); host.sleeping.Load() == 0 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(20 * time.Second); len(host.Calls()) == 0 && time.Now().Before(deadline); {
 			time.Sleep(5 * time.Millisecond)
 		}
 		var pids []int
@@ -54,7 +54,7 @@ func TestWorkerKilledFromOutside(t *testing.T) {
 	if len(res.ToolTrace) != 1 || res.ToolTrace[0].ToolName != "sleep" {
 		t.Errorf("the server's own trace of the dead run: %+v", res.ToolTrace)
 	}
-	if got := run(t, p, &testHost{}, "return 2", limits(t)); got.Status != vm.StatusOK {
+	if got := run(t, p, newTestHost(), "return 2", limits(t)); got.Status != vm.StatusOK {
 		t.Fatalf("next run: %s %+v", got.Status, got.Error)
 	}
 	if k := p.Stats().Kills; k["killed"] != 1 {
@@ -81,12 +81,12 @@ func TestKernelMemoryCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := p.Run(context.Background(), script, checked, rules, &testHost{}, vm.Options{RunID: "m", Limits: l, Context: json.RawMessage(`{}`)})
+	res := p.Run(context.Background(), script, checked, rules, newTestHost(), vm.Options{RunID: "m", Limits: l, Context: json.RawMessage(`{}`)})
 	if res.Status != vm.StatusLimitExceeded || res.Error == nil || res.Error.Limit != vm.LimitMemory {
 		t.Fatalf("status %s %+v, want limit_exceeded memoryBytes", res.Status, res.Error)
 	}
 	t.Logf("%s", res.Error.Message)
-	if got := run(t, p, &testHost{}, "return 2", limits(t)); got.Status != vm.StatusOK {
+	if got := run(t, p, newTestHost(), "return 2", limits(t)); got.Status != vm.StatusOK {
 		t.Fatalf("next run: %s %+v", got.Status, got.Error)
 	}
 }

@@ -88,7 +88,7 @@ func TestNoLeaks(t *testing.T) {
 	p := newTestPool(t, WithSize(2), WithMaxWorkers(4), WithQueueTimeout(time.Minute))
 	settle(t, p, 2)
 	fds0 := openFDs(t)
-	host := &testHost{}
+	host := newTestHost()
 	l := limits(t)
 
 	t.Run("consecutive", func(t *testing.T) {
@@ -134,14 +134,14 @@ func TestNoLeaks(t *testing.T) {
 func TestCloseLeavesNoProcess(t *testing.T) {
 	before := len(children(t))
 	p := newTestPool(t, WithSize(3))
-	if got := run(t, p, &testHost{}, "return 1", limits(t)); got.Status != vm.StatusOK {
+	if got := run(t, p, newTestHost(), "return 1", limits(t)); got.Status != vm.StatusOK {
 		t.Fatal(got.Status)
 	}
 	_ = p.Close()
 	if n := len(children(t)); n != before {
 		t.Errorf("%d child processes after Close, %d before: %v", n, before, children(t))
 	}
-	if res := run(t, p, &testHost{}, "return 1", limits(t)); res.Status != vm.StatusIllegalAccess {
+	if res := run(t, p, newTestHost(), "return 1", limits(t)); res.Status != vm.StatusIllegalAccess {
 		t.Errorf("run after Close: %s %+v", res.Status, res.Error)
 	}
 }

@@ -6,59 +6,32 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/toolerr"
 	"github.com/codecall-go/codecall/vm"
 )
 
-// testHost answers a plan's calls: echo returns its input, fail fails with
-// a policy error, sleep waits for its context.
-type testHost struct {
-	sleeping atomic.Int32 // sleep calls started
-
-	mu    sync.Mutex
-	calls []string
-	logs  []string
-}
-
-func (h *testHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
-	h.mu.Lock()
-	h.calls = append(h.calls, name)
-	h.mu.Unlock()
-	switch name {
-	case "echo":
-		return json.Marshal(input)
-	case "sleep":
-		h.sleeping.Add(1)
-		<-ctx.Done()
-		return nil, ctx.Err()
+// newTestHost answers a plan's calls: echo returns its input, sleep waits
+// for its context, any other tool fails with a policy error.
+func newTestHost() *mcptest.Host {
+	return &mcptest.Host{
+		Tools: map[string]string{"echo": `{"name":"echo","description":"Echo.","appId":"t","inputSchema":{"type":"object"}}`},
+		Call: func(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
+			switch name {
+			case "echo":
+				return json.Marshal(input)
+			case "sleep":
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			return nil, &toolerr.Error{Code: toolerr.NotFound, Tool: name, Message: "no tool " + name}
+		},
 	}
-	return nil, &toolerr.Error{Code: toolerr.NotFound, Tool: name, Message: "no tool " + name}
-}
-
-func (h *testHost) GetTool(name string) (json.RawMessage, bool) {
-	if name == "echo" {
-		return json.RawMessage(`{"name":"echo","description":"Echo.","appId":"t","inputSchema":{"type":"object"}}`), true
-	}
-	return nil, false
-}
-
-func (h *testHost) Log(ctx context.Context, level, message string, data json.RawMessage) {
-	h.mu.Lock()
-	h.logs = append(h.logs, level+":"+message)
-	h.mu.Unlock()
-}
-
-func (h *testHost) Notify(ctx context.Context, event string, payload json.RawMessage) {
-	h.mu.Lock()
-	h.logs = append(h.logs, "notify:"+event)
-	h.mu.Unlock()
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -114,7 +87,7 @@ func TestRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			res := run(t, p, &testHost{}, tc.script, limits(t))
+			res := run(t, p, newTestHost(), tc.script, limits(t))
 			if res.Status != tc.status {
 				t.Fatalf("status %s, want %s: %+v", res.Status, tc.status, res.Error)
 			}
@@ -132,11 +105,11 @@ func TestTimeoutKillsWorker(t *testing.T) {
 	p := newTestPool(t)
 	l := limits(t)
 	l.Timeout = 300 * time.Millisecond
-	res := run(t, p, &testHost{}, "await callTool('sleep', {}); return 1", l)
+	res := run(t, p, newTestHost(), "await callTool('sleep', {}); return 1", l)
 	if res.Status != vm.StatusTimeout && res.Status != vm.StatusToolError {
 		t.Fatalf("status %s: %+v", res.Status, res.Error)
 	}
-	if got := run(t, p, &testHost{}, "return 2", limits(t)); got.Status != vm.StatusOK {
+	if got := run(t, p, newTestHost(), "return 2", limits(t)); got.Status != vm.StatusOK {
 		t.Fatalf("next run: %s %+v", got.Status, got.Error)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/staticcatalog"
 )
 
@@ -56,20 +56,8 @@ func TestServeEchoesValidatedInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := staticcatalog.NewServer("test", "1", tools)
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mcptest.Connect(t, srv, mcptest.Modern())
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil || len(list.Tools) != 1 || list.Tools[0].Name != "notes.create" {
 		t.Fatalf("list = %+v %v", list, err)

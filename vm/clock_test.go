@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 // TestSuspendClock checks that time a host spends with the clock
@@ -21,7 +23,7 @@ func TestSuspendClock(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := &fakeHost{handler: func(ctx context.Context, name string, _ map[string]any) (json.RawMessage, error) {
+			h := &mcptest.Host{Call: func(ctx context.Context, name string, _ map[string]any) (json.RawMessage, error) {
 				if tt.suspend {
 					defer SuspendClock(ctx)()
 				}
@@ -39,7 +41,7 @@ func TestSuspendClock(t *testing.T) {
 		})
 	}
 	// A plan that keeps running after the suspension still meets its limit.
-	h := &fakeHost{handler: func(ctx context.Context, _ string, _ map[string]any) (json.RawMessage, error) {
+	h := &mcptest.Host{Call: func(ctx context.Context, _ string, _ map[string]any) (json.RawMessage, error) {
 		resume := SuspendClock(ctx)
 		time.Sleep(150 * time.Millisecond)
 		resume()

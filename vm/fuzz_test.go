@@ -11,6 +11,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -65,7 +66,7 @@ func FuzzRun(f *testing.F) {
 			t.Skip()
 		}
 		start, cpu := time.Now(), processCPU()
-		res := Run(context.Background(), &ast.Checked{Program: p}, &fakeHost{tools: map[string]string{"t": `{"name":"t"}`}},
+		res := Run(context.Background(), &ast.Checked{Program: p}, &mcptest.Host{Tools: map[string]string{"t": `{"name":"t"}`}},
 			Options{RunID: "fuzz", Limits: l, Context: json.RawMessage(`{"a":1}`)})
 		// Overrunning means running: on a busy machine a run may wait for
 		// a CPU well past its deadline without doing anything wrong.
@@ -106,7 +107,7 @@ func nesting(s string) int {
 func TestNoGoroutineLeaks(t *testing.T) {
 	runtime.GC()
 	base := runtime.NumGoroutine()
-	h := &fakeHost{delay: 20 * time.Millisecond, panicOn: "boom"}
+	h := &mcptest.Host{Delay: 20 * time.Millisecond, PanicOn: "boom"}
 	for _, s := range []string{
 		`return 1`,
 		`return await Promise.all([callTool('a', {}), callTool('b', {}), callTool('c', {})])`,

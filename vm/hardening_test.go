@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/toolerr"
 )
@@ -30,7 +31,7 @@ type hardeningCase struct {
 	want   want
 	preset presets.Name
 	change func(*presets.Limits)
-	host   *fakeHost
+	host   *mcptest.Host
 }
 
 func shortTimeout(d time.Duration) func(*presets.Limits) {
@@ -49,7 +50,7 @@ func (c hardeningCase) run(t *testing.T) *Result {
 	}
 	h := c.host
 	if h == nil {
-		h = &fakeHost{}
+		h = &mcptest.Host{}
 	}
 	return Run(context.Background(), compile(t, c.script), h, Options{RunID: "h", Limits: l})
 }
@@ -105,7 +106,7 @@ var (
 
 // TestCodeGeneration covers every route to code from strings.
 func TestCodeGeneration(t *testing.T) {
-	failing := &fakeHost{handler: func(context.Context, string, map[string]any) (json.RawMessage, error) {
+	failing := &mcptest.Host{Call: func(context.Context, string, map[string]any) (json.RawMessage, error) {
 		return nil, policyErr(toolerr.AccessDenied, "no")
 	}}
 	cases := []hardeningCase{
@@ -188,7 +189,7 @@ func TestInjectedGlobals(t *testing.T) {
 			if c.preset != "" {
 				l = limits(t, c.preset)
 			}
-			res := Run(context.Background(), compile(t, c.script), &fakeHost{}, Options{RunID: "g", Limits: l,
+			res := Run(context.Background(), compile(t, c.script), &mcptest.Host{}, Options{RunID: "g", Limits: l,
 				Context: json.RawMessage(`{"user":"ada","nested":{"list":[1,2]}}`)})
 			checkWant(t, res, c.want)
 		})

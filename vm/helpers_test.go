@@ -3,17 +3,15 @@ package vm
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dop251/goja"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/toolerr"
 )
@@ -27,89 +25,6 @@ func compile(tb testing.TB, script string) *ast.Checked {
 		tb.Fatalf("compile %q: %v", script, err)
 	}
 	return &ast.Checked{Program: p}
-}
-
-// hostCall is one call the fake host received.
-type hostCall struct {
-	Name  string
-	Input map[string]any
-}
-
-// fakeHost records calls and answers them with a handler. The default
-// handler echoes {tool, input}.
-type fakeHost struct {
-	mu       sync.Mutex
-	calls    []hostCall
-	logs     []string
-	notes    []string
-	handler  func(ctx context.Context, name string, input map[string]any) (json.RawMessage, error)
-	tools    map[string]string
-	delay    time.Duration
-	inflight atomic.Int32
-	peak     atomic.Int32
-	// cancelled counts calls whose context was done when they returned.
-	cancelled atomic.Int32
-	panicOn   string
-}
-
-func (h *fakeHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
-	n := h.inflight.Add(1)
-	defer h.inflight.Add(-1)
-	for {
-		p := h.peak.Load()
-		if n <= p || h.peak.CompareAndSwap(p, n) {
-			break
-		}
-	}
-	h.mu.Lock()
-	h.calls = append(h.calls, hostCall{Name: name, Input: input})
-	h.mu.Unlock()
-	if name == h.panicOn && name != "" {
-		panic("host exploded at /secret/path/host.go:42")
-	}
-	if h.delay > 0 {
-		select {
-		case <-time.After(h.delay):
-		case <-ctx.Done():
-			h.cancelled.Add(1)
-			return nil, ctx.Err()
-		}
-	}
-	if h.handler != nil {
-		raw, err := h.handler(ctx, name, input)
-		if ctx.Err() != nil {
-			h.cancelled.Add(1)
-		}
-		return raw, err
-	}
-	b, _ := json.Marshal(map[string]any{"tool": name, "input": input})
-	return b, nil
-}
-
-func (h *fakeHost) GetTool(name string) (json.RawMessage, bool) {
-	if name == h.panicOn && name != "" {
-		panic("GetTool exploded")
-	}
-	d, ok := h.tools[name]
-	return json.RawMessage(d), ok
-}
-
-func (h *fakeHost) Log(_ context.Context, level, message string, data json.RawMessage) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.logs = append(h.logs, fmt.Sprintf("%s|%s|%s", level, message, data))
-}
-
-func (h *fakeHost) Notify(_ context.Context, event string, payload json.RawMessage) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.notes = append(h.notes, fmt.Sprintf("%s|%s", event, payload))
-}
-
-func (h *fakeHost) callCount() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.calls)
 }
 
 // limits returns a preset's limits; tests start from balanced unless they
@@ -131,7 +46,7 @@ func runScript(tb testing.TB, h Host, script string, change ...func(*presets.Lim
 		c(&l)
 	}
 	if h == nil {
-		h = &fakeHost{}
+		h = &mcptest.Host{}
 	}
 	return Run(context.Background(), compile(tb, script), h, Options{RunID: "test", Limits: l})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -19,7 +20,7 @@ func TestPresets(t *testing.T) {
 			run := func(h Host, script string) *Result {
 				t.Helper()
 				if h == nil {
-					h = &fakeHost{}
+					h = &mcptest.Host{}
 				}
 				return Run(context.Background(), compile(t, script), h, Options{RunID: string(name), Limits: l})
 			}
@@ -54,11 +55,11 @@ func TestPresets(t *testing.T) {
 			checkWant(t, res, want{status: StatusLimitExceeded, limit: LimitStack})
 
 			// tool-call cap and concurrency
-			h := &fakeHost{delay: 5 * time.Millisecond}
+			h := &mcptest.Host{Delay: 5 * time.Millisecond}
 			res = run(h, fmt.Sprintf(`await Promise.all(Array.from({length: %d}, () => callTool('t', {}))); return 1`, l.MaxToolCalls))
 			checkWant(t, res, okWith(`1`))
-			if int(h.peak.Load()) != l.MaxConcurrency {
-				t.Errorf("peak concurrency %d, want %d", h.peak.Load(), l.MaxConcurrency)
+			if h.Peak() != l.MaxConcurrency {
+				t.Errorf("peak concurrency %d, want %d", h.Peak(), l.MaxConcurrency)
 			}
 			res = run(nil, fmt.Sprintf(`for (let i = 0; i <= %d; i++) callTool('t', {}); return 1`, l.MaxToolCalls))
 			checkWant(t, res, want{status: StatusLimitExceeded, limit: LimitToolCalls})
@@ -109,7 +110,7 @@ func TestPresets(t *testing.T) {
 func TestPresetTimeouts(t *testing.T) {
 	l := limits(t, presets.LockedDown)
 	start := time.Now()
-	res := Run(context.Background(), compile(t, `while (true) {}`), &fakeHost{}, Options{Limits: l})
+	res := Run(context.Background(), compile(t, `while (true) {}`), &mcptest.Host{}, Options{Limits: l})
 	d := time.Since(start)
 	if res.Status != StatusTimeout || d < l.Timeout || d > l.Timeout+time.Second {
 		t.Errorf("locked_down timeout after %v: %s", d, describe(res))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -131,7 +132,7 @@ func TestLazyRegExp(t *testing.T) {
 			if preset == "" {
 				preset = presets.Balanced
 			}
-			r := newRun(context.Background(), compile(t, c.script), &fakeHost{}, Options{RunID: "lazy", Limits: limits(t, preset)})
+			r := newRun(context.Background(), compile(t, c.script), &mcptest.Host{}, Options{RunID: "lazy", Limits: limits(t, preset)})
 			r.lazyRegExp = true
 			r.execute()
 			if r.regex == nil {

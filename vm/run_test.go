@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/toolerr"
 )
 
 // TestStatuses produces every status a run can end with.
 func TestStatuses(t *testing.T) {
-	denied := &fakeHost{handler: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
+	denied := &mcptest.Host{Call: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
 		return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: name, Message: "the policy refuses " + name}
 	}}
 	cases := []hardeningCase{
@@ -54,7 +55,7 @@ func TestStatuses(t *testing.T) {
 }
 
 func TestToolErrorDetails(t *testing.T) {
-	h := &fakeHost{handler: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
+	h := &mcptest.Host{Call: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
 		return nil, &toolerr.Error{Code: toolerr.ApprovalDenied, Tool: name, Message: "the user said no"}
 	}}
 	res := runScript(t, h, `console.log('before'); await callTool('billing.refund', {id: 7, note: 'x'})`)
@@ -78,7 +79,7 @@ func TestToolErrorDetails(t *testing.T) {
 
 // TestErrorSeenByPlan checks what a plan sees of a failed call.
 func TestErrorSeenByPlan(t *testing.T) {
-	h := &fakeHost{handler: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
+	h := &mcptest.Host{Call: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
 		if name == "plain" {
 			return nil, errors.New("dial tcp 10.0.0.1:5432: connection refused at /srv/app/db.go:12")
 		}
@@ -105,7 +106,7 @@ func TestThrowOnErrorFalse(t *testing.T) {
 
 // TestJSONRoundTrip sends values through a tool that echoes them.
 func TestJSONRoundTrip(t *testing.T) {
-	h := &fakeHost{handler: func(_ context.Context, _ string, input map[string]any) (json.RawMessage, error) {
+	h := &mcptest.Host{Call: func(_ context.Context, _ string, input map[string]any) (json.RawMessage, error) {
 		return json.Marshal(input["v"])
 	}}
 	for _, v := range []string{`null`, `true`, `0`, `-1.5`, `1e+300`, `"é\u2028\"\\\n"`, `[]`, `{}`, `[1,"a",{"b":[null,false]}]`,
@@ -124,7 +125,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		}
 	}
 	// A tool result that is not JSON, or nests too deeply, fails the call.
-	bad := &fakeHost{handler: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
+	bad := &mcptest.Host{Call: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
 		if name == "deep" {
 			return json.RawMessage(strings.Repeat("[", 100000) + strings.Repeat("]", 100000)), nil
 		}
@@ -166,26 +167,26 @@ func TestToolInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := &fakeHost{}
+			h := &mcptest.Host{}
 			res := runScript(t, h, c.script)
 			checkWant(t, res, c.want)
 			if c.input != "" {
-				if len(h.calls) != 1 {
-					t.Fatalf("calls: %v", h.calls)
+				if len(h.Calls()) != 1 {
+					t.Fatalf("calls: %v", h.Calls())
 				}
-				got, _ := json.Marshal(h.calls[0].Input)
+				got, _ := json.Marshal(h.Calls()[0].Input)
 				if string(got) != c.input {
 					t.Errorf("host got %s, want %s", got, c.input)
 				}
-			} else if c.want.status != StatusOK && h.callCount() != 0 {
-				t.Errorf("a refused call reached the host: %v", h.calls)
+			} else if c.want.status != StatusOK && len(h.Calls()) != 0 {
+				t.Errorf("a refused call reached the host: %v", h.Calls())
 			}
 		})
 	}
 }
 
 func TestGetTool(t *testing.T) {
-	h := &fakeHost{tools: map[string]string{"crm.find": `{"name":"crm.find","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}`}}
+	h := &mcptest.Host{Tools: map[string]string{"crm.find": `{"name":"crm.find","inputSchema":{"type":"object","properties":{"q":{"type":"string"}}}}`}}
 	res := runScript(t, h, `
 		const d = getTool('crm.find');
 		const same = d === getTool('crm.find');
@@ -198,7 +199,7 @@ func TestGetTool(t *testing.T) {
 }
 
 func TestLogsAndMessages(t *testing.T) {
-	h := &fakeHost{}
+	h := &mcptest.Host{}
 	res := runScript(t, h, `
 		console.log('a', 1, true, null, undefined, {x: [1]}, [2], () => 1, Symbol('s'), new Error('e'));
 		console.info('i'); console.warn('w'); console.error('e'); console.debug('d');
@@ -217,8 +218,8 @@ func TestLogsAndMessages(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("logs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(h.logs) != 1 || h.logs[0] != `info|hello|{"k":1}` || len(h.notes) != 1 || h.notes[0] != `progress|{"pct":50}` {
-		t.Errorf("host got logs %v notes %v", h.logs, h.notes)
+	if len(h.Logs()) != 1 || h.Logs()[0] != `info|hello|{"k":1}` || len(h.Notes()) != 1 || h.Notes()[0] != `progress|{"pct":50}` {
+		t.Errorf("host got logs %v notes %v", h.Logs(), h.Notes())
 	}
 	for _, s := range []string{`mcpLog('loud', 'x')`, `mcpLog(1, 'x')`, `mcpNotify('', {})`, `mcpNotify({}, {})`} {
 		if res := runScript(t, nil, s); res.Status != StatusRuntimeError || res.Error.Name != "TypeError" {
@@ -228,12 +229,12 @@ func TestLogsAndMessages(t *testing.T) {
 }
 
 func TestMessageRateLimit(t *testing.T) {
-	h := &fakeHost{}
+	h := &mcptest.Host{}
 	res := runScript(t, h, `for (let i = 0; i < 100; i++) { mcpLog('info', 'm' + i); mcpNotify('e', i) } return 1`)
 	if res.Status != StatusOK {
 		t.Fatal(describe(res))
 	}
-	if n := len(h.logs) + len(h.notes); n != maxHostMessages {
+	if n := len(h.Logs()) + len(h.Notes()); n != maxHostMessages {
 		t.Errorf("host got %d messages, want %d", n, maxHostMessages)
 	}
 	if len(res.Warnings) != 1 || res.Warnings[0].Type != WarningMessagesDropped {
@@ -313,12 +314,12 @@ func TestResultExport(t *testing.T) {
 
 // TestToolCallCap checks maxToolCalls: the call over the cap ends the run.
 func TestToolCallCap(t *testing.T) {
-	h := &fakeHost{}
+	h := &mcptest.Host{}
 	res := runScript(t, h, `for (let i = 0; i < 10; i++) { try { await callTool('t', {i}) } catch (e) {} } return 'done'`,
 		func(l *presets.Limits) { l.MaxToolCalls = 3 })
 	checkWant(t, res, want{status: StatusLimitExceeded, limit: LimitToolCalls})
-	if h.callCount() != 3 || res.Metrics.ToolCalls != 3 || len(res.ToolTrace) != 3 {
-		t.Errorf("calls: host %d, %s", h.callCount(), describe(res))
+	if len(h.Calls()) != 3 || res.Metrics.ToolCalls != 3 || len(res.ToolTrace) != 3 {
+		t.Errorf("calls: host %d, %s", len(h.Calls()), describe(res))
 	}
 	res = runScript(t, nil, `await Promise.all([1, 2, 3].map(i => callTool('t', {i}))); return 'ok'`, func(l *presets.Limits) { l.MaxToolCalls = 3 })
 	checkWant(t, res, okWith(`"ok"`))
@@ -380,7 +381,7 @@ func TestTimeouts(t *testing.T) {
 // promptly, tool calls in flight see the cancellation, nothing leaks.
 func TestCancellation(t *testing.T) {
 	base := runtime.NumGoroutine()
-	h := &fakeHost{delay: 10 * time.Second}
+	h := &mcptest.Host{Delay: 10 * time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
@@ -391,8 +392,8 @@ func TestCancellation(t *testing.T) {
 	if res.Status != StatusTimeout || !strings.Contains(res.Error.Message, "cancelled") {
 		t.Errorf("status: %s", describe(res))
 	}
-	if h.cancelled.Load() != 2 {
-		t.Errorf("host saw %d cancelled calls, want 2", h.cancelled.Load())
+	if h.Cancelled() != 2 {
+		t.Errorf("host saw %d cancelled calls, want 2", h.Cancelled())
 	}
 	for _, e := range res.ToolTrace {
 		if e.OK || e.Error != codeCancelled {
@@ -419,32 +420,32 @@ func TestCancellation(t *testing.T) {
 // TestTimeoutCancelsCalls checks that the deadline reaches calls in flight.
 func TestTimeoutCancelsCalls(t *testing.T) {
 	base := runtime.NumGoroutine()
-	h := &fakeHost{delay: 10 * time.Second}
+	h := &mcptest.Host{Delay: 10 * time.Second}
 	res := runScript(t, h, `return await callTool('slow', {})`, shortTimeout(100*time.Millisecond))
-	if res.Status != StatusTimeout || h.cancelled.Load() != 1 || res.ToolTrace[0].Error != codeTimeout {
-		t.Errorf("%s (cancelled %d)", describe(res), h.cancelled.Load())
+	if res.Status != StatusTimeout || h.Cancelled() != 1 || res.ToolTrace[0].Error != codeTimeout {
+		t.Errorf("%s (cancelled %d)", describe(res), h.Cancelled())
 	}
 	settleGoroutines(t, base)
 }
 
 func TestConcurrency(t *testing.T) {
 	script := `const r = await Promise.all(Array.from({length: 10}, (_, i) => callTool('t' + i, {i}))); return r.length`
-	h := &fakeHost{delay: 50 * time.Millisecond}
+	h := &mcptest.Host{Delay: 50 * time.Millisecond}
 	start := time.Now()
 	res := runScript(t, h, script, func(l *presets.Limits) { l.MaxConcurrency = 10 })
 	d := time.Since(start)
 	checkWant(t, res, okWith(`10`))
-	if d > 400*time.Millisecond || h.peak.Load() != 10 {
-		t.Errorf("10 parallel calls took %v with %d in flight at once", d, h.peak.Load())
+	if d > 400*time.Millisecond || h.Peak() != 10 {
+		t.Errorf("10 parallel calls took %v with %d in flight at once", d, h.Peak())
 	}
 
-	h = &fakeHost{delay: 50 * time.Millisecond}
+	h = &mcptest.Host{Delay: 50 * time.Millisecond}
 	start = time.Now()
 	res = runScript(t, h, script, func(l *presets.Limits) { l.MaxConcurrency = 2 })
 	d = time.Since(start)
 	checkWant(t, res, okWith(`10`))
-	if d < 250*time.Millisecond || h.peak.Load() != 2 {
-		t.Errorf("with concurrency 2, 10 calls took %v with %d in flight at once", d, h.peak.Load())
+	if d < 250*time.Millisecond || h.Peak() != 2 {
+		t.Errorf("with concurrency 2, 10 calls took %v with %d in flight at once", d, h.Peak())
 	}
 	// The trace keeps the order the plan made the calls in.
 	for i, e := range res.ToolTrace {
@@ -458,11 +459,11 @@ func TestConcurrency(t *testing.T) {
 // returns, and the run still waits for them.
 func TestFireAndForget(t *testing.T) {
 	base := runtime.NumGoroutine()
-	h := &fakeHost{delay: 10 * time.Second}
+	h := &mcptest.Host{Delay: 10 * time.Second}
 	start := time.Now()
 	res := runScript(t, h, `callTool('slow', {}); callTool('slow', {}).catch(() => {}); return 'early'`)
-	if res.Status != StatusOK || time.Since(start) > time.Second || h.cancelled.Load() != 2 {
-		t.Errorf("%s (cancelled %d)", describe(res), h.cancelled.Load())
+	if res.Status != StatusOK || time.Since(start) > time.Second || h.Cancelled() != 2 {
+		t.Errorf("%s (cancelled %d)", describe(res), h.Cancelled())
 	}
 	settleGoroutines(t, base)
 }
@@ -475,7 +476,7 @@ func TestPanics(t *testing.T) {
 		`getTool('boom')`,
 		`await Promise.all([callTool('ok', {}), callTool('boom', {})])`,
 	} {
-		res := runScript(t, &fakeHost{panicOn: "boom"}, script)
+		res := runScript(t, &mcptest.Host{PanicOn: "boom"}, script)
 		if res.Status != StatusRuntimeError || res.Error.Name != "InternalError" {
 			t.Errorf("%s: %s", script, describe(res))
 		}
@@ -489,14 +490,14 @@ func TestPanics(t *testing.T) {
 	settleGoroutines(t, base)
 }
 
-type panicLogHost struct{ fakeHost }
+type panicLogHost struct{ mcptest.Host }
 
 func (*panicLogHost) Log(context.Context, string, string, json.RawMessage) { panic("log sink /x/y.go") }
 
 // TestBadArguments covers misuse of Run itself.
 func TestBadArguments(t *testing.T) {
 	for _, plan := range []*ast.Checked{nil, {}} {
-		res := Run(context.Background(), plan, &fakeHost{}, Options{RunID: "x"})
+		res := Run(context.Background(), plan, &mcptest.Host{}, Options{RunID: "x"})
 		if res.Status != StatusRuntimeError || res.RunID != "x" || res.ToolTrace == nil {
 			t.Errorf("%s", describe(res))
 		}
@@ -507,22 +508,22 @@ func TestBadArguments(t *testing.T) {
 	}
 	// A program that is not a function still gives a result.
 	p := compile(t, `return 1`)
-	res = Run(context.Background(), compileRaw(t, `1 + 1`), &fakeHost{}, Options{Limits: limits(t, presets.Balanced)})
+	res = Run(context.Background(), compileRaw(t, `1 + 1`), &mcptest.Host{}, Options{Limits: limits(t, presets.Balanced)})
 	if res.Status != StatusRuntimeError || res.Error.Name != "InternalError" {
 		t.Errorf("not a function: %s", describe(res))
 	}
 	_ = p
 	// A zero Limits value still bounds the run.
-	res = Run(context.Background(), compile(t, `return 1`), &fakeHost{}, Options{})
+	res = Run(context.Background(), compile(t, `return 1`), &mcptest.Host{}, Options{})
 	if res.Status != StatusOK {
 		t.Errorf("zero limits: %s", describe(res))
 	}
-	res = Run(context.Background(), compile(t, `return await callTool('t', {})`), &fakeHost{}, Options{})
+	res = Run(context.Background(), compile(t, `return await callTool('t', {})`), &mcptest.Host{}, Options{})
 	if res.Status != StatusLimitExceeded || res.Error.Limit != LimitToolCalls {
 		t.Errorf("zero limits allow no tool calls: %s", describe(res))
 	}
 	// A context that is not valid JSON gives an empty context and a warning.
-	res = Run(context.Background(), compile(t, `return codecallContext`), &fakeHost{}, Options{Limits: limits(t, presets.Balanced), Context: json.RawMessage(`{"a":`)})
+	res = Run(context.Background(), compile(t, `return codecallContext`), &mcptest.Host{}, Options{Limits: limits(t, presets.Balanced), Context: json.RawMessage(`{"a":`)})
 	if res.Status != StatusOK || string(res.Result) != `{}` || len(res.Warnings) != 1 {
 		t.Errorf("bad context: %s", describe(res))
 	}
@@ -542,7 +543,7 @@ func TestRuntimeErrorLocation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := Run(context.Background(), plan, &fakeHost{}, Options{Limits: l})
+		res := Run(context.Background(), plan, &mcptest.Host{}, Options{Limits: l})
 		if res.Status != StatusRuntimeError || res.Error.Location == nil || *res.Error.Location != c.loc {
 			t.Errorf("%q: %s, want %+v", c.script, describe(res), c.loc)
 		}
@@ -555,7 +556,7 @@ func TestRuntimeErrorLocation(t *testing.T) {
 }
 
 func TestUnhandledToolErrors(t *testing.T) {
-	h := &fakeHost{handler: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
+	h := &mcptest.Host{Call: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
 		if name == "x" {
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -568,7 +569,7 @@ func TestUnhandledToolErrors(t *testing.T) {
 		t.Errorf("%s", describe(res))
 	}
 	// a fails after the plan has returned
-	h.handler = func(context.Context, string, map[string]any) (json.RawMessage, error) {
+	h.Call = func(context.Context, string, map[string]any) (json.RawMessage, error) {
 		time.Sleep(10 * time.Millisecond)
 		return nil, policyErr(toolerr.AccessDenied, "no")
 	}
@@ -581,12 +582,12 @@ func TestUnhandledToolErrors(t *testing.T) {
 // TestMcpLogAtBudget checks that a log line cut at the budget reaches the
 // host cut, and the closing warning does not.
 func TestMcpLogAtBudget(t *testing.T) {
-	h := &fakeHost{}
+	h := &mcptest.Host{}
 	res := runScript(t, h, `mcpLog('info', 'x'.repeat(60)); mcpLog('info', 'y'.repeat(60)); mcpLog('info', 'z'); return 1`,
 		// Each entry costs its text plus 30 bytes of framing ({"level":"info","message":""},).
 		func(l *presets.Limits) { l.MaxLogBytes = 150 })
-	if res.Status != StatusOK || len(h.logs) != 2 || h.logs[1] != "info|"+strings.Repeat("y", 30)+"|" {
-		t.Errorf("host logs %q, result %s", h.logs, describe(res))
+	if res.Status != StatusOK || len(h.Logs()) != 2 || h.Logs()[1] != "info|"+strings.Repeat("y", 30)+"|" {
+		t.Errorf("host logs %q, result %s", h.Logs(), describe(res))
 	}
 }
 

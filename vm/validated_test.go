@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -28,7 +29,7 @@ func TestValidatedPlans(t *testing.T) {
 			if err != nil {
 				t.Fatalf("validate: %v", err)
 			}
-			res := Run(context.Background(), plan, &fakeHost{}, Options{RunID: "v", Limits: l})
+			res := Run(context.Background(), plan, &mcptest.Host{}, Options{RunID: "v", Limits: l})
 			checkWant(t, res, c.want)
 			if c.loc != nil && (res.Error == nil || res.Error.Location == nil || *res.Error.Location != *c.loc) {
 				t.Errorf("location: %s, want %+v", describe(res), *c.loc)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 func TestHTTPGuard(t *testing.T) {
@@ -100,7 +102,7 @@ func TestServeHTTPGuarded(t *testing.T) {
 	l.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	var out, errb syncBuffer
+	var out, errb mcptest.Buffer
 	go func() {
 		done <- run(ctx, []string{"serve", "--http", addr, "--token", "s3cret"}, strings.NewReader(""), &out, &errb)
 	}()

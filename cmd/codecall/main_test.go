@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -71,10 +72,7 @@ func TestCheckPolicy(t *testing.T) {
 		}
 	}
 	write("codecall.yaml", "policy:\n  paths: [policies]\n")
-	if err := os.Mkdir(filepath.Join(dir, "policies"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write("policies/p.rego", "package codecall\n\nimport rego.v1\n\ndefault decision := {\"allow\": false, \"reason\": \"no\"}\n")
+	mcptest.WritePolicy(t, dir, "policies/p.rego", "package codecall\n\nimport rego.v1\n\ndefault decision := {\"allow\": false, \"reason\": \"no\"}\n")
 	// Paths are relative to the config file, wherever check runs from.
 	code, out, _ := runCLI(t, "check", "--config", filepath.Join(dir, "codecall.yaml"))
 	if code != 0 || !strings.Contains(out, "policy: ok (1 modules, query data.codecall.decision)") {
@@ -174,27 +172,9 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestServeStdio(t *testing.T) {
 	inR, inW := io.Pipe()
-	var out, errb syncBuffer
+	var out, errb mcptest.Buffer
 	done := make(chan int)
 	go func() { done <- run(context.Background(), []string{"serve"}, inR, &out, &errb) }()
 	for _, line := range []string{

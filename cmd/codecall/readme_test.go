@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codecall-go/codecall/examples/demo"
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 )
 
@@ -34,19 +34,7 @@ func TestReadmePlan(t *testing.T) {
 	}
 	defer cc.Close()
 	ctx := context.Background()
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c := mcptest.Connect(t, srv, mcptest.Modern())
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "codecall.execute"
 	req.Params.Arguments = map[string]any{"script": script}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 // TestServeExportsSpans runs codecall serve with OTEL_EXPORTER_OTLP_ENDPOINT
@@ -32,7 +34,7 @@ func TestServeExportsSpans(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 
 	inR, inW := io.Pipe()
-	var out, errb syncBuffer
+	var out, errb mcptest.Buffer
 	done := make(chan int)
 	go func() { done <- run(context.Background(), []string{"serve"}, inR, &out, &errb) }()
 	for _, line := range []string{

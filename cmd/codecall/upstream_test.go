@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 // upstreamVar makes the test binary an upstream MCP server on stdio with
@@ -62,7 +64,7 @@ func TestServeUpstreamsAndReloadOnEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	inR, inW := io.Pipe()
-	var out, errb syncBuffer
+	var out, errb mcptest.Buffer
 	done := make(chan int)
 	go func() {
 		done <- run(context.Background(), []string{"serve", "--upstreams", servers, "--config", config}, inR, &out, &errb)

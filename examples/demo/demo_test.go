@@ -20,6 +20,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 // testNow is the fixed clock of every test server, so that seed data and
@@ -43,22 +44,8 @@ func start(t *testing.T, opts ...Option) *harness {
 
 func connect(t *testing.T, srv *server.MCPServer) *harness {
 	t.Helper()
-	ctx := t.Context()
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatalf("NewInProcessClient: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "demo-test", Version: "1.0.0"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("Initialize: %v", err)
-	}
-	return &harness{t: t, ctx: ctx, c: c, srv: srv}
+	c := mcptest.Connect(t, srv, mcptest.Modern())
+	return &harness{t: t, ctx: t.Context(), c: c, srv: srv}
 }
 
 func (h *harness) tools() []mcp.Tool {

@@ -1,15 +1,10 @@
 package policies_test
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/examples/demo"
@@ -44,9 +39,7 @@ func policyCopy(t *testing.T) string {
 			}
 			b = []byte(strings.Replace(string(b), "outside: deny", "outside: approve", 1))
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		mcptest.WritePolicy(t, dir, name, string(b))
 	}
 	return dir
 }
@@ -68,21 +61,7 @@ func TestSameDecisionOnEveryPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.ProtocolVersion20251125
-	init.Params.ClientInfo = mcp.Implementation{Name: "paths-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
+	c := mcptest.Connect(t, srv)
 
 	const (
 		ok       = ""

@@ -17,6 +17,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/format"
 	"github.com/open-policy-agent/opa/v1/tester"
 	"github.com/open-policy-agent/opa/v1/topdown"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 // policyDir is the example policy set: the directory of this package.
@@ -267,19 +269,6 @@ func TestRegoUnitTests(t *testing.T) {
 	}
 }
 
-// writeFiles creates a directory with the given files for the tests that
-// prove the checks above can fail.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func TestRegoProblemsNameFileAndLine(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -322,7 +311,7 @@ func TestRegoProblemsNameFileAndLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := writeFiles(t, tt.files)
+			dir := mcptest.WritePolicies(t, tt.files)
 			problems, err := regoProblems(dir)
 			if err != nil {
 				t.Fatal(err)
@@ -345,7 +334,7 @@ func TestRegoProblemsWithoutFiles(t *testing.T) {
 // test with the expression that failed, a test whose built-in call fails
 // with that error, and an uncovered policy line.
 func TestRegoTestFailuresAreReported(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := mcptest.WritePolicies(t, map[string]string{
 		"p.rego": "package p\n\nlimit := 10\n\nbig if input.n > limit\n\nunused if input.n < 0\n",
 		"p_test.rego": "package p_test\n\nimport data.p\n\n" +
 			"test_passes if p.big with input as {\"n\": 11}\n\n" +
@@ -374,7 +363,7 @@ func TestRegoTestFailuresAreReported(t *testing.T) {
 }
 
 func TestRegoTestsLoadErrorNamesFile(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"bad.rego": "package p\n\nx := {\n"})
+	dir := mcptest.WritePolicies(t, map[string]string{"bad.rego": "package p\n\nx := {\n"})
 	_, err := runRegoTests(t.Context(), dir)
 	if err == nil || !strings.Contains(err.Error(), "bad.rego:") {
 		t.Errorf("error %v does not name bad.rego", err)

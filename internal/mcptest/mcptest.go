@@ -1,5 +1,3 @@
-// Package mcptest holds helpers for tests that drive a CodeCall server
-// through an MCP client.
 package mcptest
 
 import (
