@@ -41,7 +41,8 @@ func TestMain(m *testing.M) {
 func upstreamServer() *server.MCPServer {
 	srv := server.NewMCPServer("upstream", "1", server.WithToolCapabilities(true))
 	notes := strings.Repeat("lorem ipsum dolor sit amet ", 30)
-	srv.AddTool(mcp.NewTool("get_record", mcp.WithNumber("id", mcp.Required())),
+	srv.AddTool(mcp.NewTool("get_record", mcp.WithNumber("id", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false)),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			id := req.GetInt("id", 0)
 			rec := map[string]any{"id": id, "name": fmt.Sprintf("record %d", id), "amount": id * 10, "notes": notes,

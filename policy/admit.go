@@ -96,19 +96,19 @@ func (g *Gate) approve(ctx context.Context, call Call, out *Outcome, asker Asker
 		obs.Approved(ctx, ApprovalTrusted, nil)
 		return nil, nil
 	}
-	outcome := ApprovalNoClient
+	var (
+		outcome = ApprovalNoClient // nobody to ask
+		prompt  *mcp.CallToolResult
+		err     error
+	)
 	if asker != nil {
-		var prompt *mcp.CallToolResult
-		var err error
 		outcome, prompt, err = asker.Ask(ctx, ApprovalRequest{Tool: out.Tool, Args: call.Args, Via: call.Via,
 			SessionID: call.SessionID, Reason: out.Decision.Reason})
 		if prompt != nil {
-			return prompt, nil
+			return prompt, nil // the client answers in a later request
 		}
-		obs.Approved(ctx, outcome, err)
-	} else {
-		obs.Approved(ctx, outcome, nil)
 	}
+	obs.Approved(ctx, outcome, err)
 	if perr := ApprovalError(call.Tool, outcome, ap.Timeout()); perr != nil {
 		return nil, perr
 	}
