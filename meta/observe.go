@@ -47,11 +47,11 @@ func (st *State) observe(ctx context.Context, call policy.Call) (context.Context
 		attrs = append(attrs, attribute.String("codecall.run_id", call.Run.ID), attribute.Int("codecall.call_index", call.Run.CallIndex))
 	}
 	ctx, span := st.tracer().Start(ctx, "codecall.tool_call", trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
-	return ctx, fanOut{
-		newAuditObserver(st, call),
-		spanObserver{span},
-		logObserver{st.logger(), call},
+	obs := fanOut{spanObserver{span}, logObserver{st.logger(), call}}
+	if st.Audit.Enabled() {
+		obs = append(obs, newAuditObserver(st, call))
 	}
+	return ctx, obs
 }
 
 // fanOut hands every event to each observer in turn.
@@ -87,7 +87,8 @@ func decisionOf(out *policy.Outcome, err error) string {
 }
 
 // auditObserver writes a call's policy.decision, approval and tool.call
-// (or invoke) events.
+// (or invoke) events. It is left out when no audit sink is configured, so
+// digests and run ids are computed only when someone keeps them.
 type auditObserver struct {
 	log   *audit.Logger
 	via   policy.Via
@@ -98,9 +99,7 @@ type auditObserver struct {
 func newAuditObserver(st *State, call policy.Call) *auditObserver {
 	o := &auditObserver{log: st.Audit, via: call.Via, start: time.Now()}
 	o.base = audit.Event{SessionID: call.SessionID, Tool: call.Tool, Via: string(call.Via)}
-	if st.Audit.Enabled() {
-		o.base.ArgsSHA256, o.base.ArgsBytes = audit.Digest(call.Args)
-	}
+	o.base.ArgsSHA256, o.base.ArgsBytes = audit.Digest(call.Args)
 	if call.Run != nil {
 		o.base.RunID, o.base.ParentRunID, o.base.CallIndex = call.Run.ID, call.Run.ID, call.Run.Index()
 	} else {
@@ -157,7 +156,7 @@ func (o *auditObserver) Ended(ctx context.Context, res *mcp.CallToolResult, err 
 	case res != nil && res.IsError:
 		e.Status = "error"
 	}
-	if res != nil && o.log.Enabled() {
+	if res != nil {
 		e.ResultSHA256, e.ResultBytes = audit.Digest(res)
 	}
 	o.log.Log(ctx, e)
