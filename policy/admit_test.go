@@ -131,7 +131,7 @@ func TestAdmitOrderAndObservation(t *testing.T) {
 						t.Errorf("handler got tool %q for call %q", tool.Name, call.Tool)
 					}
 					if tt.failRun {
-						return nil, toolerr.New(toolerr.Execution, call.Tool, "broke")
+						return nil, &toolerr.Error{Code: toolerr.Execution, Tool: call.Tool, Message: "broke"}
 					}
 					return mcp.NewToolResultText("done"), nil
 				})

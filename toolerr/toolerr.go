@@ -69,17 +69,6 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", e.Code, e.Message)
 }
 
-// New returns an Error with code, tool and message.
-func New(code Code, tool, message string) *Error {
-	return &Error{Code: code, Tool: tool, Message: message}
-}
-
-// Newf returns an Error with code, tool and a message formatted as by
-// fmt.Sprintf.
-func Newf(code Code, tool, format string, args ...any) *Error {
-	return &Error{Code: code, Tool: tool, Message: fmt.Sprintf(format, args...)}
-}
-
 // As returns the *Error in err's chain, or nil.
 func As(err error) *Error {
 	var e *Error
