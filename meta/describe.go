@@ -15,7 +15,19 @@ import (
 type DescribeInput struct {
 	Tools []string `json:"tools"`
 	Max   *int     `json:"max,omitempty"`
+	// Format chooses how types are given: "ts" (the default) TypeScript
+	// declarations only, "json" JSON Schemas only, "both" both.
+	Format string `json:"format,omitempty"`
 }
+
+// Describe formats. TypeScript is the default: the declarations carry the
+// schemas' descriptions and constraints as doc comments, in fewer tokens
+// than the JSON Schemas (BENCHMARKS.md, "What the model reads").
+const (
+	DescribeTS   = "ts"
+	DescribeJSON = "json"
+	DescribeBoth = "both"
+)
 
 // DescribedTool is one tool in codecall.describe's result.
 type DescribedTool struct {
@@ -25,7 +37,7 @@ type DescribedTool struct {
 	AppID            string               `json:"appId"`
 	Source           string               `json:"source"`
 	Tags             []string             `json:"tags,omitempty"`
-	InputSchema      json.RawMessage      `json:"inputSchema"`
+	InputSchema      json.RawMessage      `json:"inputSchema,omitempty"`
 	OutputSchema     json.RawMessage      `json:"outputSchema,omitempty"`
 	Annotations      *catalog.Annotations `json:"annotations,omitempty"`
 	Examples         []catalog.Example    `json:"examples,omitempty"`
@@ -44,35 +56,53 @@ const maxDescribeNames = 256
 
 func (h *handlers) describe(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in DescribeInput
-	if field, msg, ok := decodeArgs(req.Params.Arguments, &in, "tools, max"); !ok {
-		return invalid(field, msg), nil
+	if field, msg, ok := describeArgs.decode(req.Params.Arguments, &in); !ok {
+		return describeArgs.invalid(field, msg), nil
 	}
 	st, release := h.env.Acquire(ctx)
 	defer release()
 	limit := st.Config.Describe.MaxDefinitions
 	switch {
 	case len(in.Tools) == 0:
-		return invalid("tools", "tools must list at least one tool name, as returned by codecall.search"), nil
+		return describeArgs.invalid("tools", "tools must list at least one tool name, as returned by codecall.search"), nil
 	case len(in.Tools) > maxDescribeNames:
-		return invalid("tools", fmt.Sprintf("tools lists %d names; at most %d are allowed", len(in.Tools), maxDescribeNames)), nil
+		return describeArgs.invalid("tools", fmt.Sprintf("tools lists %d names; at most %d are allowed", len(in.Tools), maxDescribeNames)), nil
+	}
+	switch in.Format {
+	case "":
+		in.Format = DescribeTS
+	case DescribeTS, DescribeJSON, DescribeBoth:
+	default:
+		return describeArgs.invalid("format", fmt.Sprintf("format must be ts, json or both, not %q", in.Format)), nil
 	}
 	if in.Max != nil {
 		if *in.Max < 1 {
-			return invalid("max", fmt.Sprintf("max must be at least 1, got %d", *in.Max)), nil
+			return describeArgs.invalid("max", fmt.Sprintf("max must be at least 1, got %d", *in.Max)), nil
 		}
 		limit = min(limit, *in.Max)
 	}
 
+	out := st.describe(ctx, in.Tools, limit, in.Format, func(ctx context.Context, name string) (*catalog.Tool, bool) {
+		t, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: name, Via: policy.ViaDescribe})
+		return t, err == nil
+	})
+	return result(out, false), nil
+}
+
+// describe describes names for codecall.describe and a plan's
+// describeTools: at most limit tools, each in format, among those offered
+// says the caller may see; the others are notFound.
+func (st *State) describe(ctx context.Context, names []string, limit int, format string, offered func(context.Context, string) (*catalog.Tool, bool)) DescribeOutput {
 	out := DescribeOutput{Tools: []DescribedTool{}}
 	seen := map[string]bool{}
 	var omitted []string
-	for _, name := range in.Tools {
+	for _, name := range names {
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
-		t, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: name, Via: policy.ViaDescribe})
-		if err != nil {
+		t, ok := offered(ctx, name)
+		if !ok {
 			out.NotFound = append(out.NotFound, name)
 			continue
 		}
@@ -80,7 +110,7 @@ func (h *handlers) describe(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 			omitted = append(omitted, name)
 			continue
 		}
-		out.Tools = append(out.Tools, describeTool(t))
+		out.Tools = append(out.Tools, describeTool(t, format))
 	}
 	if len(omitted) > 0 {
 		out.Warnings = append(out.Warnings, Warning{Type: "truncated",
@@ -88,16 +118,23 @@ func (h *handlers) describe(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	}
 	if len(out.NotFound) > 0 {
 		out.Warnings = append(out.Warnings, Warning{Type: "not_found",
-			Message: "names are matched exactly; use codecall.search to find the right names"})
+			Message: "names are matched exactly; use search to find the right names"})
 	}
-	return result(out, false), nil
+	return out
 }
 
-func describeTool(t *catalog.Tool) DescribedTool {
+// describeTool is a tool's definition in the given format: the TypeScript
+// declaration, the JSON Schemas, or both.
+func describeTool(t *catalog.Tool, format string) DescribedTool {
 	d := DescribedTool{
 		Name: t.Name, Title: t.Title, Description: t.Description, AppID: t.AppID, Source: string(t.Source),
-		Tags: t.Tags, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Examples: t.Examples,
-		RequiresApproval: t.RequiresApproval, TypeScript: t.TypeScript(),
+		Tags: t.Tags, Examples: t.Examples, RequiresApproval: t.RequiresApproval,
+	}
+	if format != DescribeTS {
+		d.InputSchema, d.OutputSchema = t.InputSchema, t.OutputSchema
+	}
+	if format != DescribeJSON {
+		d.TypeScript = t.TypeScript()
 	}
 	if !t.Annotations.IsZero() {
 		a := t.Annotations

@@ -23,7 +23,7 @@ func SessionID(ctx context.Context) string {
 // ErrorMetaKey is the key, in the _meta of a refused direct call's result,
 // of the refusal as data: {code, message, reason?, hint?}. The text of the
 // result says the same for people and models ("ACCESS_DENIED: ...").
-const ErrorMetaKey = "codecall/error"
+const ErrorMetaKey = toolerr.MetaKey
 
 // Direct runs a client's own tools/call of a tool through the gate's one
 // door, then next (the server's handler chain). A refusal is an error

@@ -31,6 +31,14 @@ type ExecuteInput struct {
 	Script       string         `json:"script"`
 	AllowedTools []string       `json:"allowedTools,omitempty"`
 	Context      map[string]any `json:"context,omitempty"`
+	Output       *OutputOptions `json:"output,omitempty"`
+}
+
+// OutputOptions shape the answer's text block; structuredContent is the
+// same whatever they say.
+type OutputOptions struct {
+	// Format is json (the default), compact or toon.
+	Format string `json:"format,omitempty"`
 }
 
 // IllegalOutput is the result of a plan refused before it ran: every
@@ -49,18 +57,25 @@ const maxAllowedTools = 256
 func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
 	var in ExecuteInput
-	if field, msg, ok := decodeArgs(req.Params.Arguments, &in, "script, allowedTools, context"); !ok {
-		return invalid(field, msg), nil
+	if field, msg, ok := executeArgs.decode(req.Params.Arguments, &in); !ok {
+		return executeArgs.invalid(field, msg), nil
+	}
+	if in.Output != nil {
+		switch in.Output.Format {
+		case "", "json", "compact", "toon":
+		default:
+			return executeArgs.invalid("output.format", fmt.Sprintf("output.format must be json, compact or toon, not %q", in.Output.Format)), nil
+		}
 	}
 	if strings.TrimSpace(in.Script) == "" {
-		return invalid("script", "script must be the body of an async function, e.g. \"const r = await callTool('crm.find_contacts', {query: 'ada'}); return r;\""), nil
+		return executeArgs.invalid("script", "script must be the body of an async function, e.g. \"const r = await callTool('crm.find_contacts', {query: 'ada'}); return r;\""), nil
 	}
 	if len(in.AllowedTools) > maxAllowedTools {
-		return invalid("allowedTools", fmt.Sprintf("allowedTools lists %d entries; at most %d are allowed", len(in.AllowedTools), maxAllowedTools)), nil
+		return executeArgs.invalid("allowedTools", fmt.Sprintf("allowedTools lists %d entries; at most %d are allowed", len(in.AllowedTools), maxAllowedTools)), nil
 	}
 	allowed, err := presets.CompileGlobs(in.AllowedTools)
 	if err != nil {
-		return invalid("allowedTools", "allowedTools"+err.Error()), nil
+		return executeArgs.invalid("allowedTools", "allowedTools"+err.Error()), nil
 	}
 	st, release := h.env.Acquire(ctx)
 	defer release()
@@ -113,7 +128,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if in.Context != nil {
 		b, err := json.Marshal(in.Context)
 		if err != nil {
-			return invalid("context", "context cannot be encoded as JSON: "+err.Error()), nil
+			return executeArgs.invalid("context", "context cannot be encoded as JSON: "+err.Error()), nil
 		}
 		planContext = b
 	}
@@ -203,12 +218,12 @@ func (h *handlers) resume(ctx context.Context, st *State, req mcp.CallToolReques
 	pr := st.Paused.take(state)
 	switch {
 	case pr == nil:
-		return invalid("requestState", "no plan is waiting for this answer: the approval expired or was already answered; run the plan again without requestState")
+		return executeArgs.invalid("requestState", "no plan is waiting for this answer: the approval expired or was already answered; run the plan again without requestState")
 	case pr.session != SessionID(ctx) || pr.scriptSHA != scriptSHA:
 		// Not the client, or not the plan, the prompt was for: the plan
 		// keeps waiting for the right answer.
 		st.Paused.put(state, pr)
-		return invalid("requestState", "this answer belongs to another session or another script; resend the same script with the requestState you were given")
+		return executeArgs.invalid("requestState", "this answer belongs to another session or another script; resend the same script with the requestState you were given")
 	}
 	outcome, answered := st.Approvals.Resume(state, req.Params.InputResponses, pr.current.req)
 	if !answered {
@@ -372,8 +387,7 @@ func (p *planHost) GetTool(name string) (json.RawMessage, bool) {
 	if err != nil {
 		return nil, false
 	}
-	d := describeTool(t)
-	d.TypeScript = ""
+	d := describeTool(t, DescribeJSON)
 	b, err := json.Marshal(d)
 	return b, err == nil
 }

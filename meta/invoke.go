@@ -20,11 +20,11 @@ type InvokeInput struct {
 
 func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in InvokeInput
-	if field, msg, ok := decodeArgs(req.Params.Arguments, &in, "tool, input"); !ok {
-		return invalid(field, msg), nil
+	if field, msg, ok := invokeArgs.decode(req.Params.Arguments, &in); !ok {
+		return invokeArgs.invalid(field, msg), nil
 	}
 	if in.Tool == "" {
-		return invalid("tool", "tool must name the tool to call, as returned by codecall.search"), nil
+		return invokeArgs.invalid("tool", "tool must name the tool to call, as returned by codecall.search"), nil
 	}
 	if in.Input == nil {
 		in.Input = map[string]any{}

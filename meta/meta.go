@@ -101,6 +101,9 @@ type ErrorBody struct {
 	Code    toolerr.Code `json:"code"`
 	Message string       `json:"message"`
 	Field   string       `json:"field,omitempty"`
+	// Hint says how to fix the request: for an argument error, the
+	// meta-tool's arguments.
+	Hint string `json:"hint,omitempty"`
 }
 
 type errorResult struct {
@@ -139,10 +142,6 @@ func result(v any, isError bool) *mcp.CallToolResult {
 	r := mcp.NewToolResultStructured(json.RawMessage(b), string(b))
 	r.IsError = isError
 	return r
-}
-
-func invalid(field, msg string) *mcp.CallToolResult {
-	return result(errorResult{ErrorBody{Code: toolerr.Validation, Message: msg, Field: field}}, true)
 }
 
 func refused(err error) *mcp.CallToolResult {

@@ -47,7 +47,7 @@ func TestDecodeArgs(t *testing.T) {
 			t.Fatal(err)
 		}
 		var in SearchInput
-		field, msg, ok := decodeArgs(args, &in, "query, topK, filter")
+		field, msg, ok := searchArgs.decode(args, &in)
 		if ok || field != tt.field || !strings.Contains(msg, tt.want) {
 			t.Errorf("%s: field %q msg %q ok %v; want field %q and %q", tt.args, field, msg, ok, tt.field, tt.want)
 		}
@@ -64,7 +64,7 @@ func FuzzDecodeSearchArgs(f *testing.F) {
 			return
 		}
 		var in SearchInput
-		field, msg, ok := decodeArgs(args, &in, "query, topK, filter")
+		field, msg, ok := searchArgs.decode(args, &in)
 		if !ok && msg == "" {
 			t.Fatalf("refusal without a message (field %q) for %s", field, data)
 		}

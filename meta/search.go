@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -40,7 +41,19 @@ type SearchHit struct {
 	AppID       string  `json:"appId"`
 	Source      string  `json:"source"`
 	Score       float64 `json:"score"`
+	// RequiresApproval is true when a person is asked before each call.
+	RequiresApproval bool `json:"requiresApproval,omitempty"`
+	// Effect is what a call does, from the tool's own annotations:
+	// read-only, writes or destructive; empty when the tool does not say.
+	Effect string `json:"effect,omitempty"`
 }
+
+// Effects a search hit reports.
+const (
+	EffectReadOnly    = "read-only"
+	EffectWrites      = "writes"
+	EffectDestructive = "destructive"
+)
 
 // SearchOutput is codecall.search's result.
 type SearchOutput struct {
@@ -59,66 +72,103 @@ const (
 
 func (h *handlers) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in SearchInput
-	if field, msg, ok := decodeArgs(req.Params.Arguments, &in, "query, topK, filter"); !ok {
-		return invalid(field, msg), nil
+	if field, msg, ok := searchArgs.decode(req.Params.Arguments, &in); !ok {
+		return searchArgs.invalid(field, msg), nil
 	}
 	st, release := h.env.Acquire(ctx)
 	defer release()
+	out, field, err := st.search(ctx, in, func(ctx context.Context, name string) bool {
+		_, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: name, Via: policy.ViaSearch})
+		return err == nil
+	})
+	switch {
+	case field != "":
+		return searchArgs.invalid(field, err.Error()), nil
+	case err != nil:
+		return refused(err), nil
+	}
+	return result(out, false), nil
+}
+
+// search runs a search for codecall.search and a plan's searchTools: it
+// checks the input (a refusal names the field), queries the index and keeps
+// the hits offered says the caller may see.
+func (st *State) search(ctx context.Context, in SearchInput, offered func(context.Context, string) bool) (out SearchOutput, field string, err error) {
 	cfg := st.Config
 	ctx, span := st.tracer().Start(ctx, "codecall.search", trace.WithAttributes(attribute.Int("codecall.query_bytes", len(in.Query))))
 	defer span.End()
+	bad := func(field, msg string) (SearchOutput, string, error) { return SearchOutput{}, field, errors.New(msg) }
 
 	q := strings.TrimSpace(in.Query)
 	switch {
 	case q == "":
-		return invalid("query", "query must be a non-empty string describing the task, e.g. \"refund a customer's last payment\""), nil
+		return bad("query", "query must be a non-empty string describing the task, e.g. \"refund a customer's last payment\"")
 	case len(q) > maxQueryBytes:
-		return invalid("query", fmt.Sprintf("query is %d bytes; at most %d are allowed", len(q), maxQueryBytes)), nil
+		return bad("query", fmt.Sprintf("query is %d bytes; at most %d are allowed", len(q), maxQueryBytes))
 	}
 	topK := cfg.Search.TopK
 	if in.TopK != nil {
 		if *in.TopK < 1 || *in.TopK > cfg.Search.MaxTopK {
-			return invalid("topK", fmt.Sprintf("topK must be between 1 and %d, got %d", cfg.Search.MaxTopK, *in.TopK)), nil
+			return bad("topK", fmt.Sprintf("topK must be between 1 and %d, got %d", cfg.Search.MaxTopK, *in.TopK))
 		}
 		topK = *in.TopK
 	}
 	query := search.Query{Text: q, TopK: topK}
 	if f := in.Filter; f != nil {
 		if len(f.AppIDs) > maxFilterValues || len(f.Tags) > maxFilterValues || len(f.Sources) > maxFilterValues {
-			return invalid("filter", fmt.Sprintf("a filter list may hold at most %d values", maxFilterValues)), nil
+			return bad("filter", fmt.Sprintf("a filter list may hold at most %d values", maxFilterValues))
 		}
 		sources, field, msg := sourceFilter(f)
 		if msg != "" {
-			return invalid(field, msg), nil
+			return bad(field, msg)
 		}
 		query.AppIDs, query.Tags, query.Sources = f.AppIDs, f.Tags, sources
 		if sources != nil && len(sources) == 0 {
-			return result(SearchOutput{Tools: []SearchHit{}, TotalAvailableTools: len(st.Catalog.Enabled()),
-				Warnings: []Warning{{Type: "no_results", Message: "the source filter excludes every source"}}}, false), nil
+			return SearchOutput{Tools: []SearchHit{}, TotalAvailableTools: len(st.Catalog.Enabled()),
+				Warnings: []Warning{{Type: "no_results", Message: "the source filter excludes every source"}}}, "", nil
 		}
 	}
 
 	res, err := st.Index.Search(ctx, query)
 	if err != nil {
-		return refused(&toolerr.Error{Code: toolerr.Execution, Message: "search failed: " + err.Error()}), nil
+		return SearchOutput{}, "", &toolerr.Error{Code: toolerr.Execution, Message: "search failed: " + err.Error()}
 	}
-	out := SearchOutput{Tools: make([]SearchHit, 0, len(res.Hits)), TotalAvailableTools: res.TotalAvailable}
+	out = SearchOutput{Tools: make([]SearchHit, 0, len(res.Hits)), TotalAvailableTools: res.TotalAvailable}
 	for _, hit := range res.Hits {
 		// The index holds only enabled tools, but the gate has the last word
 		// on every path.
-		if _, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: hit.Tool.Name, Via: policy.ViaSearch}); err != nil {
+		if !offered(ctx, hit.Tool.Name) {
 			continue
 		}
-		out.Tools = append(out.Tools, SearchHit{
-			Name: hit.Tool.Name, Description: summary(hit.Tool.Description, maxHitDescription),
-			AppID: hit.Tool.AppID, Source: string(hit.Tool.Source), Score: math.Round(hit.Score*1000) / 1000,
-		})
+		out.Tools = append(out.Tools, searchHit(hit.Tool, hit.Score))
 	}
 	for _, w := range res.Warnings {
 		out.Warnings = append(out.Warnings, Warning{Type: w.Type, Message: w.Message})
 	}
 	span.SetAttributes(attribute.Int("codecall.results", len(out.Tools)), attribute.Int("codecall.warnings", len(out.Warnings)))
-	return result(out, false), nil
+	return out, "", nil
+}
+
+// searchHit is a tool as a search lists it: enough to choose by, and what
+// calling it involves (a person's approval, side effects).
+func searchHit(t *catalog.Tool, score float64) SearchHit {
+	h := SearchHit{
+		Name: t.Name, Description: summary(t.Description, maxHitDescription),
+		AppID: t.AppID, Source: string(t.Source), Score: math.Round(score*1000) / 1000,
+		RequiresApproval: t.RequiresApproval,
+	}
+	if a := t.Annotations; !a.Defaulted {
+		switch {
+		case a.ReadOnlyHint != nil && *a.ReadOnlyHint:
+			h.Effect = EffectReadOnly
+		case a.DestructiveHint != nil && !*a.DestructiveHint:
+			h.Effect = EffectWrites
+		case a.ReadOnlyHint != nil || a.DestructiveHint != nil:
+			// MCP's default for a tool that is not read-only is destructive.
+			h.Effect = EffectDestructive
+		}
+	}
+	return h
 }
 
 // sourceFilter merges sources with includeOpenApi/includeInline. A nil

@@ -47,9 +47,8 @@ func (c *CodeCall) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	out := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
 		if names.Has(t.Name) {
-			if d, ok := g.descriptions[t.Name]; ok {
-				t.Description = d
-				out = append(out, t)
+			if listed, ok := g.metaTools[t.Name]; ok {
+				out = append(out, listed)
 			}
 			continue
 		}

@@ -25,15 +25,15 @@ import (
 // hold a reference while they run, so a rebuild never pulls the index from
 // under an in-flight search.
 type generation struct {
-	state        meta.State
-	auditKey     string // what the audit logger was built from
-	closeAudit   atomic.Bool
-	descriptions map[string]string
-	fingerprint  string
-	index        *search.Index
-	refs         atomic.Int64
-	retired      atomic.Bool
-	closeOnce    sync.Once
+	state       meta.State
+	auditKey    string // what the audit logger was built from
+	closeAudit  atomic.Bool
+	metaTools   map[string]mcp.Tool // the meta-tools as tools/list shows them
+	fingerprint string
+	index       *search.Index
+	refs        atomic.Int64
+	retired     atomic.Bool
+	closeOnce   sync.Once
 }
 
 // release ends one request's use of g; the last release of a retired

@@ -36,6 +36,14 @@ func TestBothHostsAgree(t *testing.T) {
 		{"no throw", `return await callTool('data.structured', {}, {throwOnError: false});`, nil, "VALIDATION"},
 		{"getTool", `return [getTool('data.structured') !== null, getTool('data.fail') === null, getTool('codecall.search') === null,
 			getTool('data.hidden') === null, getTool('data.structured').requiresApproval === undefined];`, []string{"data.structured"}, ""},
+		{"searchTools", `const hits = await searchTools('data', {topK: 20}); return hits.map(h => h.name).sort();`, nil, ""},
+		{"searchTools within allowedTools", `return (await searchTools('data')).map(h => h.name);`, []string{"data.structured"}, ""},
+		{"searchTools bad topK", `try { return await searchTools('data', {topK: 0}); } ` + catchAll, nil, "VALIDATION"},
+		{"describeTools", `const d = await describeTools(['data.structured', 'data.hidden', 'codecall.search', 'data.fail']);
+			return {tools: d.tools.map(t => [t.name, typeof t.typescript, typeof t.inputSchema]), notFound: d.notFound};`, []string{"data.*"}, ""},
+		{"find, read, call", `const [hit] = await searchTools('structured', {topK: 1});
+			const {tools: [def]} = await describeTools([hit.name]);
+			return {hit: hit.name, required: def.inputSchema.required ?? [], out: await callTool(def.name, {id: 'x'})};`, nil, ""},
 	}
 	answers := map[presets.Isolation][]string{}
 	for _, iso := range []presets.Isolation{presets.IsolationInProcess, presets.IsolationProcess} {

@@ -176,7 +176,7 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 		auditKey: auditKey,
 		index:    idx,
 	}
-	g.descriptions = meta.Descriptions(&g.state)
+	g.metaTools = meta.Listed(&g.state)
 	return g, nil
 }
 

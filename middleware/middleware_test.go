@@ -371,7 +371,7 @@ func TestSearchFiltersAndDescribe(t *testing.T) {
 		t.Errorf("unknown appId: want a warning, got %v", out)
 	}
 
-	out, isErr, err := s.call("codecall.describe", map[string]any{"tools": []string{"billing.refund_payment", "crm.find_contacts", "ghost"}})
+	out, isErr, err := s.call("codecall.describe", map[string]any{"tools": []string{"billing.refund_payment", "crm.find_contacts", "ghost"}, "format": "both"})
 	if err != nil || isErr {
 		t.Fatalf("describe: %v %v", out, err)
 	}
@@ -387,6 +387,17 @@ func TestSearchFiltersAndDescribe(t *testing.T) {
 	out, _, _ = s.call("codecall.describe", map[string]any{"tools": []string{"billing.refund_payment", "crm.find_contacts"}, "max": 1})
 	if len(out["tools"].([]any)) != 1 || out["warnings"] == nil {
 		t.Errorf("max 1: %v", out)
+	}
+	for format, want := range map[string][2]bool{"": {false, true}, "ts": {false, true}, "json": {true, false}, "both": {true, true}} {
+		args := map[string]any{"tools": []string{"billing.refund_payment"}}
+		if format != "" {
+			args["format"] = format
+		}
+		out, _, _ = s.call("codecall.describe", args)
+		entry := out["tools"].([]any)[0].(map[string]any)
+		if got := [2]bool{entry["inputSchema"] != nil, entry["typescript"] != nil}; got != want {
+			t.Errorf("format %q: has inputSchema, typescript = %v, want %v", format, got, want)
+		}
 	}
 }
 

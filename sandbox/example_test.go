@@ -24,7 +24,10 @@ func (echoHost) CallTool(ctx context.Context, name string, input map[string]any)
 	}
 	return json.Marshal(input)
 }
-func (echoHost) GetTool(string) (json.RawMessage, bool)               { return nil, false }
+func (echoHost) GetTool(string) (json.RawMessage, bool) { return nil, false }
+func (echoHost) Discover(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return json.RawMessage("[]"), nil
+}
 func (echoHost) Log(context.Context, string, string, json.RawMessage) {}
 func (echoHost) Notify(context.Context, string, json.RawMessage)      {}
 

@@ -27,17 +27,18 @@ const (
 
 // Message types.
 const (
-	msgReady   = "ready"   // worker → server: sandboxed, waiting for its run
-	msgRun     = "run"     // server → worker: the one run of this worker
-	msgCall    = "call"    // worker → server: callTool
-	msgGet     = "get"     // worker → server: getTool
-	msgCancel  = "cancel"  // worker → server: a callTool's context ended
-	msgLog     = "log"     // worker → server: mcpLog
-	msgNotify  = "notify"  // worker → server: mcpNotify
-	msgReply   = "reply"   // server → worker: the answer to call or get
-	msgResult  = "result"  // worker → server: the run's result; the worker exits after it
-	msgSuspend = "suspend" // server → worker: a call waits for a person; stop the plan's clock
-	msgResume  = "resume"  // server → worker: the person answered; restart the plan's clock
+	msgReady    = "ready"    // worker → server: sandboxed, waiting for its run
+	msgRun      = "run"      // server → worker: the one run of this worker
+	msgCall     = "call"     // worker → server: callTool
+	msgGet      = "get"      // worker → server: getTool
+	msgDiscover = "discover" // worker → server: searchTools or describeTools (Name is the operation)
+	msgCancel   = "cancel"   // worker → server: a callTool's context ended
+	msgLog      = "log"      // worker → server: mcpLog
+	msgNotify   = "notify"   // worker → server: mcpNotify
+	msgReply    = "reply"    // server → worker: the answer to call or get
+	msgResult   = "result"   // worker → server: the run's result; the worker exits after it
+	msgSuspend  = "suspend"  // server → worker: a call waits for a person; stop the plan's clock
+	msgResume   = "resume"   // server → worker: the person answered; restart the plan's clock
 )
 
 // message is every frame's body; which fields are set depends on T.
@@ -48,13 +49,13 @@ type message struct {
 	// run
 	Run *runRequest `json:"run,omitempty"`
 
-	// call, get, log, notify
-	Name    string          `json:"name,omitempty"` // tool name, log level or event name
+	// call, get, discover, log, notify
+	Name    string          `json:"name,omitempty"` // tool name, discovery operation, log level or event name
 	Input   json.RawMessage `json:"input,omitempty"`
 	Message string          `json:"message,omitempty"`
 	Data    json.RawMessage `json:"data,omitempty"`
 
-	// reply
+	// reply (to call, get and discover)
 	Value  json.RawMessage `json:"value,omitempty"`
 	OK     bool            `json:"ok,omitempty"`
 	Code   string          `json:"code,omitempty"`

@@ -86,6 +86,8 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 			switch m.T {
 			case msgCall:
 				s.call(callCtx, m)
+			case msgDiscover:
+				s.discover(callCtx, m)
 			case msgGet:
 				desc, found := host.GetTool(m.Name)
 				_ = w.send(&message{T: msgReply, ID: m.ID, OK: found, Value: desc})
@@ -162,6 +164,28 @@ func (s *session) call(ctx context.Context, m *message) {
 		s.mu.Lock()
 		s.trace[idx] = vm.TraceEntry{ToolName: m.Name, DurationMs: ms(time.Since(start)), OK: reply.OK, Error: strings.TrimPrefix(reply.Code, "@")}
 		s.mu.Unlock()
+		_ = s.w.send(reply)
+	}()
+}
+
+// discover answers a plan's searchTools or describeTools on its own
+// goroutine, like a call (the worker may cancel it), but outside the trace:
+// toolTrace lists tool calls.
+func (s *session) discover(ctx context.Context, m *message) {
+	cctx, cancel := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.calls[m.ID] = cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.cancel(m.ID)
+		reply := &message{T: msgReply, ID: m.ID}
+		if out, err := s.host.Discover(cctx, m.Name, m.Input); err != nil {
+			failReply(reply, err)
+		} else {
+			reply.OK, reply.Value = true, out
+		}
 		_ = s.w.send(reply)
 	}()
 }

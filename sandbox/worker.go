@@ -92,7 +92,10 @@ type idleHost struct{}
 func (idleHost) CallTool(context.Context, string, map[string]any) (json.RawMessage, error) {
 	return nil, errors.New("no tools while prewarming")
 }
-func (idleHost) GetTool(string) (json.RawMessage, bool)               { return nil, false }
+func (idleHost) GetTool(string) (json.RawMessage, bool) { return nil, false }
+func (idleHost) Discover(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New("no host")
+}
 func (idleHost) Log(context.Context, string, string, json.RawMessage) {}
 func (idleHost) Notify(context.Context, string, json.RawMessage)      {}
 
@@ -244,6 +247,27 @@ func (w *workerConn) GetTool(name string) (json.RawMessage, bool) {
 	}
 	m := <-ch
 	return m.Value, m.OK
+}
+
+// Discover implements vm.Host: the server answers, through its own host,
+// on a goroutine of its own; the request is dropped if the plan's context
+// ends first.
+func (w *workerConn) Discover(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
+	id, ch, err := w.request(&message{T: msgDiscover, Name: op, Input: args})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case m := <-ch:
+		if m.OK {
+			return m.Value, nil
+		}
+		return nil, replyError(op, m)
+	case <-ctx.Done():
+		w.forget(id)
+		_ = w.send(&message{T: msgCancel, ID: id})
+		return nil, ctx.Err()
+	}
 }
 
 // Log implements vm.Host.

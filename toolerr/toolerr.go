@@ -86,3 +86,39 @@ func CodeOf(err error) Code {
 	}
 	return ""
 }
+
+// MetaKey is the key, in the _meta of a tool result flagged isError, under
+// which CodeCall carries the error as data ({code, message, hint?,
+// retryable?}): on a refused direct call, and from the gateway on an
+// upstream's transient failure. CodeCall reads only hint and retryable
+// (and code TIMEOUT) from a tool's own result, so a tool cannot pass its
+// failure off as a refusal of the gate.
+const MetaKey = "codecall/error"
+
+// HintFor returns what a caller should do about an error of code c when
+// the error carries no hint of its own: one sentence a model can act on.
+func HintFor(c Code) string {
+	switch c {
+	case NotFound:
+		return "Names are exact: find the tool with searchTools or codecall.search."
+	case AccessDenied:
+		return "The access rules or the policy refuse this call; do not retry it, choose another way or ask the user."
+	case ApprovalRequired:
+		return "This call needs a person's approval and this client cannot ask one; tell the user."
+	case ApprovalDenied:
+		return "A person declined this call or did not answer in time; the denial is final, do not retry it."
+	case Validation:
+		return "Fix the input to match the tool's input schema (describeTools or codecall.describe shows it)."
+	case Execution:
+		return "The tool ran and failed; read the message, then fix the input or choose another tool."
+	case Timeout:
+		return "The call ran out of time; retry only if retryable is true."
+	case Limit:
+		return "A limit of the run was reached; ask for less (filters, pagination) or split the work."
+	case SelfReference:
+		return "Meta-tools cannot be called from a plan; call the tools they find."
+	case Cancelled:
+		return "The caller cancelled the call."
+	}
+	return ""
+}

@@ -52,3 +52,15 @@ func ExampleCodeOf() {
 	}
 	// Output: declined; do not retry
 }
+
+func TestHintForEveryCode(t *testing.T) {
+	for _, c := range []toolerr.Code{toolerr.NotFound, toolerr.AccessDenied, toolerr.ApprovalRequired, toolerr.ApprovalDenied,
+		toolerr.Validation, toolerr.Execution, toolerr.Timeout, toolerr.Limit, toolerr.SelfReference, toolerr.Cancelled} {
+		if toolerr.HintFor(c) == "" {
+			t.Errorf("HintFor(%s) is empty", c)
+		}
+	}
+	if h := toolerr.HintFor("NO_SUCH_CODE"); h != "" {
+		t.Errorf("HintFor of an unknown code = %q, want empty", h)
+	}
+}

@@ -7,7 +7,8 @@
 //
 // Every Run builds its own goja.Runtime; runs share nothing but the
 // immutable compiled program. The plan's global object is a fresh one
-// holding CodeCall's bindings (callTool, getTool, mcpLog, mcpNotify,
+// holding CodeCall's bindings (callTool, getTool, searchTools,
+// describeTools, mcpLog, mcpNotify,
 // codecallContext and, when the preset allows, console), each frozen and
 // bound non-writable and non-configurable, in front of the standard
 // built-ins. eval, the Function constructor and the constructor property
@@ -82,6 +83,12 @@ type Host interface {
 	// outputSchema, annotations, tags, examples, requiresApproval}), or ok
 	// false.
 	GetTool(name string) (desc json.RawMessage, ok bool)
+	// Discover answers the plan's searchTools (op DiscoverSearch) and
+	// describeTools (op DiscoverDescribe): args and the answer are JSON,
+	// and the answer is what codecall.search and codecall.describe would
+	// give, through the same index and gate. A failure is a
+	// *toolerr.Error.
+	Discover(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error)
 	// Log sends an MCP logging message to the client (mcpLog).
 	Log(ctx context.Context, level, message string, data json.RawMessage)
 	// Notify sends an MCP notification to the client (mcpNotify).
@@ -160,6 +167,7 @@ const (
 	WarningContextDropped     = "context_dropped"      // Options.Context could not be given to the plan
 	WarningUnhandledToolError = "unhandled_tool_error" // a callTool failed and nothing in the plan handled it
 	WarningLateToolError      = "late_tool_error"      // a callTool failed after the plan had returned
+	WarningNoResult           = "no_result"            // the plan returned undefined (most often: no return statement)
 )
 
 // Result is the outcome of a run, ready to be encoded as codecall.execute's

@@ -14,7 +14,10 @@ type noopHost struct{}
 func (noopHost) CallTool(context.Context, string, map[string]any) (json.RawMessage, error) {
 	return json.RawMessage(`{"ok":true}`), nil
 }
-func (noopHost) GetTool(string) (json.RawMessage, bool)               { return nil, false }
+func (noopHost) GetTool(string) (json.RawMessage, bool) { return nil, false }
+func (noopHost) Discover(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return json.RawMessage("[]"), nil
+}
 func (noopHost) Log(context.Context, string, string, json.RawMessage) {}
 func (noopHost) Notify(context.Context, string, json.RawMessage)      {}
 

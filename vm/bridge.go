@@ -28,6 +28,8 @@ func (r *run) installBridge() {
 	}
 	define("callTool", r.newFunction("callTool", 2, r.callTool))
 	define("getTool", r.newFunction("getTool", 1, r.getTool))
+	define("searchTools", r.newFunction("searchTools", 2, r.searchTools))
+	define("describeTools", r.newFunction("describeTools", 1, r.describeTools))
 	define("mcpLog", r.newFunction("mcpLog", 2, r.mcpLog))
 	define("mcpNotify", r.newFunction("mcpNotify", 2, r.mcpNotify))
 

@@ -28,6 +28,9 @@ func (r *run) export(v goja.Value) {
 	switch {
 	case !defined:
 		r.outcome = &outcome{status: StatusOK, result: json.RawMessage("null")}
+		if v == nil || goja.IsUndefined(v) {
+			r.warn(WarningNoResult, "the plan returned undefined, so the result is null: end the plan with return and the value you need, e.g. return {total, items}")
+		}
 	case e.truncated:
 		r.outcome = &outcome{status: StatusOK, result: truncatedResult(e.buf, e.total, r.caps.resultBytes)}
 		r.warn(WarningResultTruncated, fmt.Sprintf("the result is %d bytes of JSON, more than this preset's maxResultBytes (%d); it was replaced by {truncated, preview, bytes}", e.total, r.caps.resultBytes))

@@ -305,7 +305,7 @@ func (r *run) finish() *Result {
 	if o.status == StatusOK {
 		res.Result = o.result
 	}
-	res.Metrics = Metrics{DurationMs: float64(time.Since(r.start).Microseconds()) / 1000, ToolCalls: len(r.calls)}
+	res.Metrics = Metrics{DurationMs: float64(time.Since(r.start).Microseconds()) / 1000, ToolCalls: r.toolCalls()}
 	return res
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,10 +90,13 @@ func TestErrorSeenByPlan(t *testing.T) {
 		const a = await callTool('missing', {}).catch(e => ({name: e.name, message: e.message, code: e.code, toolName: e.toolName, isError: e instanceof Error}));
 		const b = await callTool('missing', {}, {throwOnError: false});
 		const c = await callTool('plain', {}, {throwOnError: false});
-		return {a, b, c}`)
+		const d = await callTool('missing', {}).catch(e => e);
+		return {a, b, c, d}`)
+	notFound := `"hint":"Names are exact: find the tool with searchTools or codecall.search.","retryable":false`
 	checkWant(t, res, okWith(`{"a":{"name":"ToolError","message":"no such tool","code":"NOT_FOUND","toolName":"missing","isError":true},
-		"b":{"ok":false,"error":{"code":"NOT_FOUND","message":"no such tool"}},
-		"c":{"ok":false,"error":{"code":"EXECUTION","message":"the tool call failed"}}}`))
+		"b":{"ok":false,"error":{"code":"NOT_FOUND","message":"no such tool",`+notFound+`}},
+		"c":{"ok":false,"error":{"code":"EXECUTION","message":"the tool call failed","hint":"The tool ran and failed; read the message, then fix the input or choose another tool.","retryable":false}},
+		"d":{"name":"ToolError","message":"no such tool","toolName":"missing","code":"NOT_FOUND",`+notFound+`}}`))
 }
 
 func TestThrowOnErrorFalse(t *testing.T) {
@@ -604,5 +608,32 @@ func TestBuiltinAssignmentExplained(t *testing.T) {
 	res = runScript(t, nil, `return notDeclaredAnywhere`)
 	if res.Status != StatusRuntimeError || strings.Contains(res.Error.Message, "reassigned") {
 		t.Errorf("an ordinary undefined name must keep the engine's message: %s", describe(res))
+	}
+}
+
+// TestNoReturnWarns checks that a plan that forgets return is told so, and
+// that returning null on purpose is not.
+func TestNoReturnWarns(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		warn   bool
+	}{
+		{`await callTool('t', {})`, true},
+		{`const x = 1; x + 1`, true},
+		{`return`, true},
+		{`return undefined`, true},
+		{`return null`, false},
+		{`return 0`, false},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			res := runScript(t, nil, tc.script)
+			if res.Status != StatusOK || string(res.Result) != "null" && tc.warn {
+				t.Fatalf("result: %s", describe(res))
+			}
+			warned := slices.ContainsFunc(res.Warnings, func(w Warning) bool { return w.Type == WarningNoResult })
+			if warned != tc.warn {
+				t.Fatalf("no_result warning = %v, want %v: %s", warned, tc.warn, describe(res))
+			}
+		})
 	}
 }

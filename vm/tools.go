@@ -28,6 +28,7 @@ const (
 type toolCall struct {
 	index        int
 	name         string
+	op           string         // a discovery operation (Host.Discover) instead of a tool call; name is then the global's
 	input        map[string]any // handed to the host; never read again by the VM
 	inputJSON    []byte
 	throwOnError bool
@@ -49,6 +50,15 @@ type toolCall struct {
 	reason  string // the policy's reason, on a policy denial
 	hint    string // what to do next, when the gate knows
 	retry   bool   // the same call may succeed if made again
+}
+
+// describe names the call in warnings: callTool("crm.get_contact") or
+// searchTools.
+func (c *toolCall) describe() string {
+	if c.op != "" {
+		return c.name
+	}
+	return fmt.Sprintf("callTool(%q)", c.name)
 }
 
 // inputEcho is the call's input as a tool_error reports it: the JSON the
@@ -151,7 +161,11 @@ func (r *run) startCall(c *toolCall) {
 			// Never blocks: the buffer holds one slot per call in flight.
 			r.completions <- c
 		}()
-		c.raw, c.err = r.host.CallTool(r.ctx, c.name, c.input)
+		if c.op != "" {
+			c.raw, c.err = r.host.Discover(r.ctx, c.op, c.inputJSON)
+		} else {
+			c.raw, c.err = r.host.CallTool(r.ctx, c.name, c.input)
+		}
 		if c.err != nil && errors.Is(c.err, context.Canceled) && errors.Is(context.Cause(r.ctx), errDeadline) {
 			c.err = context.DeadlineExceeded // hosts report the run's own deadline as a cancellation
 		}
@@ -222,6 +236,9 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 	case c.throwOnError:
 		e := r.newError(r.builtin("Error"), c.message)
 		r.defineData(e, "name", r.rt.ToValue("ToolError"))
+		// Enumerable, unlike an Error's own message, so that a plan that
+		// returns or logs the caught error keeps what it says.
+		r.defineData(e, "message", r.rt.ToValue(c.message))
 		r.defineData(e, "toolName", r.rt.ToValue(c.name))
 		r.defineData(e, "code", r.rt.ToValue(c.code))
 		r.defineErrorDetails(e, c)
@@ -245,18 +262,21 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 	}
 }
 
-// defineErrorDetails sets the optional fields of a failed call's error:
-// the policy's reason, the gate's hint, and retryable when it is true.
+// defineErrorDetails sets the rest of a failed call's error: the policy's
+// reason when there is one, a hint (the gate's, else the code's own) and
+// retryable.
 func (r *run) defineErrorDetails(o *goja.Object, c *toolCall) {
 	if c.reason != "" {
 		r.defineData(o, "reason", r.rt.ToValue(c.reason))
 	}
-	if c.hint != "" {
-		r.defineData(o, "hint", r.rt.ToValue(c.hint))
+	hint := c.hint
+	if hint == "" {
+		hint = toolerr.HintFor(toolerr.Code(c.code))
 	}
-	if c.retry {
-		r.defineData(o, "retryable", r.rt.ToValue(true))
+	if hint != "" {
+		r.defineData(o, "hint", r.rt.ToValue(hint))
 	}
+	r.defineData(o, "retryable", r.rt.ToValue(c.retry))
 }
 
 // parseToolResult parses a tool's unwrapped JSON result inside the runtime,
@@ -318,7 +338,7 @@ func (r *run) warnUnhandled() {
 	}
 	slices.SortFunc(calls, func(a, b *toolCall) int { return a.index - b.index })
 	for _, c := range calls {
-		r.warn(WarningUnhandledToolError, fmt.Sprintf("callTool(%q) failed with %s and the plan never handled the error: %s", c.name, c.code, c.message))
+		r.warn(WarningUnhandledToolError, fmt.Sprintf("%s failed with %s and the plan never handled the error: %s", c.describe(), c.code, c.message))
 	}
 }
 
@@ -333,7 +353,7 @@ func (r *run) drainCompletions() {
 				r.late.Store(internalError())
 			}
 			if !c.ok && c.throwOnError && c.code != codeCancelled && c.code != codeTimeout {
-				r.warn(WarningLateToolError, fmt.Sprintf("callTool(%q) failed with %s after the plan had returned, so the plan never saw the failure: %s", c.name, c.code, c.message))
+				r.warn(WarningLateToolError, fmt.Sprintf("%s failed with %s after the plan had returned, so the plan never saw the failure: %s", c.describe(), c.code, c.message))
 			}
 		default:
 			return
@@ -345,6 +365,9 @@ func (r *run) drainCompletions() {
 func (r *run) trace() []TraceEntry {
 	out := make([]TraceEntry, 0, len(r.calls))
 	for _, c := range r.calls {
+		if c.op != "" {
+			continue
+		}
 		e := TraceEntry{ToolName: c.name, DurationMs: float64(c.duration.Microseconds()) / 1000, OK: c.done && c.ok}
 		switch {
 		case !c.started || !c.done:

@@ -29,6 +29,10 @@ type Host struct {
 	// Delay holds each call that long before Call answers it; a call
 	// whose context ends first returns the context's error.
 	Delay time.Duration
+	// Discovery answers Discover (a plan's searchTools and
+	// describeTools); when it is nil, a request is answered with
+	// {"op": op, "args": args}.
+	Discovery func(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error)
 	// PanicOn names a tool whose CallTool and GetTool panic, as a broken
 	// host would.
 	PanicOn string
@@ -85,6 +89,14 @@ func (h *Host) GetTool(name string) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return json.RawMessage(d), true
+}
+
+// Discover answers a plan's searchTools and describeTools with Discovery.
+func (h *Host) Discover(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
+	if h.Discovery == nil {
+		return json.Marshal(map[string]any{"op": op, "args": args})
+	}
+	return h.Discovery(ctx, op, args)
 }
 
 // Log records the line as "level|message|data".
