@@ -18,6 +18,7 @@ import (
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 func newGateway(t *testing.T, servers map[string]presets.Upstream, opts ...Option) (*Gateway, *mcptest.Buffer) {
@@ -211,6 +212,13 @@ func TestDeadUpstreamIsRestartedWithBackoff(t *testing.T) {
 	res = call(t, s, "fx.echo", map[string]any{"text": "x"})
 	if !res.IsError || !strings.Contains(text(res), UnavailablePrefix) || !strings.Contains(text(res), `"fx"`) {
 		t.Errorf("a call to the dead upstream = %+v, want UNAVAILABLE naming it", res)
+	}
+	// ...and say, as data, that the call may succeed later.
+	if res.Meta == nil {
+		t.Fatalf("a call to the dead upstream carries no _meta: %+v", res)
+	}
+	if data, _ := res.Meta.AdditionalFields[toolerr.MetaKey].(map[string]any); data["retryable"] != true || data["hint"] == "" {
+		t.Errorf("_meta[%s] = %v, want retryable with a hint", toolerr.MetaKey, res.Meta.AdditionalFields)
 	}
 	if res := call(t, s, "other.echo", map[string]any{"text": "y"}); text(res) != "y" {
 		t.Errorf("other.echo = %+v", res)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // The states of an upstream.
@@ -466,7 +467,7 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		cl, gen, err := u.client(ctx)
 		if err != nil {
-			return mcp.NewToolResultError(UnavailablePrefix + u.red.String(err.Error())), nil
+			return transient(toolerr.Execution, UnavailablePrefix+u.red.String(err.Error()), u.retryHint()), nil
 		}
 		callCtx, cancel := context.WithTimeout(ctx, u.timeout)
 		defer cancel()
@@ -501,17 +502,33 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 			// upstream with notifications/cancelled.
 			return nil, ctx.Err()
 		case callCtx.Err() != nil:
-			return mcp.NewToolResultError(fmt.Sprintf("TIMEOUT: upstream %q did not answer %s within %v (its timeout)", u.id, name, u.timeout)), nil
+			return transient(toolerr.Timeout, fmt.Sprintf("TIMEOUT: upstream %q did not answer %s within %v (its timeout)", u.id, name, u.timeout),
+				"The upstream was slow; the call may succeed if made again, and may have had its effect already."), nil
 		}
 		var te *transport.Error
 		if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {
 			u.lost(gen, "connection lost: "+err.Error())
-			return mcp.NewToolResultError(UnavailablePrefix + u.red.String(fmt.Sprintf("upstream %q failed during the call: %v", u.id, err))), nil
+			return transient(toolerr.Execution, UnavailablePrefix+u.red.String(fmt.Sprintf("upstream %q failed during the call: %v", u.id, err)), u.retryHint()), nil
 		}
 		// A JSON-RPC error from the upstream (unknown tool, invalid
 		// arguments): its own message, as a tool error.
 		return mcp.NewToolResultError(u.red.String(err.Error())), nil
 	}
+}
+
+// transient is the result of a call that failed for a cause that may pass
+// (the upstream is down or was slow): isError with the text, and the error
+// as data under toolerr.MetaKey, retryable, so plans and clients can tell
+// it from the tool's own failures without reading the text.
+func transient(code toolerr.Code, msg, hint string) *mcp.CallToolResult {
+	res := mcp.NewToolResultError(msg)
+	res.Meta = mcp.NewMetaFromMap(map[string]any{toolerr.MetaKey: map[string]any{
+		"code": string(code), "message": msg, "hint": hint, "retryable": true}})
+	return res
+}
+
+func (u *upstream) retryHint() string {
+	return fmt.Sprintf("The upstream %q is unavailable and is restarted automatically; retry in a few seconds.", u.id)
 }
 
 // notified handles a notification from the upstream.

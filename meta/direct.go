@@ -31,7 +31,7 @@ const ErrorMetaKey = toolerr.MetaKey
 // the same as data.
 func Direct(ctx context.Context, st *State, req mcp.CallToolRequest, next server.ToolHandlerFunc) (*mcp.CallToolResult, error) {
 	call := policy.Call{Tool: req.Params.Name, Via: policy.ViaDirect, Args: req.GetArguments(), SessionID: SessionID(ctx)}
-	ctx, obs := st.observe(ctx, call)
+	ctx, obs := st.observe(ctx, call, "")
 	res, err := st.Gate.Admit(ctx, st.Catalog, call, policy.ClientAsker(ctx, st.Approvals, req), obs,
 		func(ctx context.Context, _ policy.Call, _ *catalog.Tool) (*mcp.CallToolResult, error) {
 			return next(ctx, req)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -138,9 +139,10 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	// whichever request is waiting for it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	pr := &pausedRun{session: session, scriptSHA: scriptSHA, cancel: cancel, runID: runID, start: start,
-		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk), secrets: &runSecrets{r: st.Redactor}}
+		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk), secrets: &runSecrets{r: st.Redactor}, approval: &runApproval{}}
 	host := &planHost{env: h.env, st: st, allowed: allowed, reqCtx: ctx, runID: runID,
-		progress: progressToken(req), session: pr.session, scriptSHA: scriptSHA, planContext: in.Context, secrets: pr.secrets}
+		progress: progressToken(req), session: pr.session, scriptSHA: scriptSHA, planContext: in.Context, secrets: pr.secrets,
+		approval: pr.approval}
 	var asker policy.Asker = policy.ElicitAsker{Approvals: st.Approvals, Client: ctx}
 	if server.IsModernRequest(ctx) {
 		asker = pauseAsker{run: pr, client: ctx, approvals: st.Approvals}
@@ -198,14 +200,41 @@ func (h *handlers) finish(ctx context.Context, st *State, pr *pausedRun, res *vm
 			res.ToolTrace[i].AppID = t.AppID
 		}
 	}
-	b, err := json.Marshal(res)
+	env := ExecuteOutput{Result: res, InputDigest: "sha256:" + pr.scriptSHA, ApprovalState: pr.approval.State()}
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		env.TraceID = sc.TraceID().String()
+	}
+	if len(res.Result) > 0 {
+		// The digest of the result as the client receives it, secrets
+		// redacted, so a client can check what it stored.
+		res.Result = pr.secrets.scrubJSON(st.Redactor.JSON(res.Result, nil))
+		env.OutputDigest = "sha256:" + sha256Hex(string(res.Result))
+	}
+	b, err := json.Marshal(env)
 	if err != nil {
-		return result(res, true)
+		return result(env, true)
 	}
 	b = pr.secrets.scrubJSON(st.Redactor.JSON(b, nil))
 	out := mcp.NewToolResultStructured(json.RawMessage(b), string(b))
 	out.IsError = res.Status != vm.StatusOK
 	return out
+}
+
+// ExecuteOutput is codecall.execute's result: the run's outcome and the
+// envelope that identifies it (digests of the script and of the result,
+// the trace, and how approvals went).
+type ExecuteOutput struct {
+	*vm.Result
+	// InputDigest is "sha256:" and the hex SHA-256 of the script.
+	InputDigest string `json:"inputDigest"`
+	// OutputDigest is "sha256:" and the hex SHA-256 of the result's JSON
+	// as sent; empty when the run has no result.
+	OutputDigest string `json:"outputDigest,omitempty"`
+	// TraceID is the OpenTelemetry trace of the run, when tracing is on.
+	TraceID string `json:"traceId,omitempty"`
+	// ApprovalState says whether calls needed a person's approval and how
+	// that went.
+	ApprovalState ApprovalState `json:"approvalState"`
 }
 
 // statusInputRequired marks, in spans, an execute request answered with an
@@ -296,26 +325,21 @@ type planHost struct {
 	calls       atomic.Int64
 	secrets     *runSecrets
 	asker       policy.Asker
+	approval    *runApproval
 }
 
 // CallTool implements vm.Host.
 func (p *planHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
 	call := policy.Call{Tool: name, Via: policy.ViaExecute, Args: input, SessionID: p.session, Context: p.planContext,
 		Allowed: p.allowed, Run: &policy.RunInfo{ID: p.runID, ScriptSHA256: p.scriptSHA, CallIndex: int(p.calls.Add(1))}}
-	ctx, obs := p.st.observe(ctx, call)
+	ctx, obs := p.st.observe(ctx, call, "")
+	ev := p.startEvent(call)
 	var outputSchema json.RawMessage
-	res, err := p.st.Gate.Admit(ctx, p.st.Catalog, call, p.asker, obs,
-		func(ctx context.Context, call policy.Call, t *catalog.Tool) (*mcp.CallToolResult, error) {
-			outputSchema = t.OutputSchema
-			p.toolEvent(ctx, call.Tool, "started")
-			res, err := dispatch(ctx, p.env, call)
-			if err != nil {
-				p.toolEvent(ctx, call.Tool, "failed")
-			} else {
-				p.toolEvent(ctx, call.Tool, "finished")
-			}
-			return res, err
-		})
+	res, err := p.st.Gate.Admit(ctx, p.st.Catalog, call, p.asker, &approvalTracker{Observer: obs, run: p.approval}, func(ctx context.Context, call policy.Call, t *catalog.Tool) (*mcp.CallToolResult, error) {
+		outputSchema = t.OutputSchema
+		return dispatch(ctx, p.env, call)
+	})
+	p.endEvent(ev, err)
 	if err != nil {
 		return nil, err
 	}
@@ -416,21 +440,69 @@ func (p *planHost) Notify(ctx context.Context, event string, payload json.RawMes
 		map[string]any{"event": event, "payload": payload, "runId": p.runID})
 }
 
-// toolEvent tells the client a plan's tool call started or ended: a
-// progress notification when the execute request carried a progress token,
-// else a debug logging message.
-func (p *planHost) toolEvent(ctx context.Context, tool, what string) {
+// ToolCallNotification is the method of the notifications a plan's
+// callTool sends the client, one when the call starts and one when it
+// ends: {phase, runId, callId, toolName, input} and, at the end,
+// {status, durationMs, error?}. The input is redacted as results are.
+const ToolCallNotification = "notifications/codecall/tool_call"
+
+// maxEventInput bounds the input a tool-call notification repeats.
+const maxEventInput = 4 << 10
+
+// callEvent is one call's notifications in the making.
+type callEvent struct {
+	fields map[string]any
+	start  time.Time
+}
+
+// startEvent tells the client a plan's call starts: a
+// notifications/codecall/tool_call, and a progress notification when the
+// execute request carried a progress token.
+func (p *planHost) startEvent(call policy.Call) *callEvent {
+	ev := &callEvent{start: time.Now(), fields: map[string]any{
+		"runId": p.runID, "callId": fmt.Sprintf("%s-%d", p.runID, call.Run.CallIndex), "toolName": call.Tool}}
+	if b, err := json.Marshal(call.Args); err == nil {
+		if len(b) > maxEventInput {
+			b = []byte(fmt.Sprintf(`{"truncated":true,"bytes":%d}`, len(b)))
+		}
+		var input any
+		if json.Unmarshal(p.secrets.scrubJSON(p.st.Redactor.JSON(b, nil)), &input) == nil {
+			ev.fields["input"] = input
+		}
+	}
+	p.send(ev, "start")
+	return ev
+}
+
+// endEvent tells the client how the call ended.
+func (p *planHost) endEvent(ev *callEvent, err error) {
+	ev.fields["durationMs"] = time.Since(ev.start).Milliseconds()
+	ev.fields["status"] = "ok"
+	if err != nil {
+		ev.fields["status"] = "error"
+		code, msg := toolerr.Execution, "the tool call failed"
+		if te := toolerr.As(err); te != nil {
+			code, msg = te.Code, te.Message
+		}
+		ev.fields["error"] = map[string]any{"code": string(code), "message": p.st.Redactor.String(msg)}
+	}
+	p.send(ev, "end")
+}
+
+func (p *planHost) send(ev *callEvent, phase string) {
 	srv := server.ServerFromContext(p.reqCtx)
 	if srv == nil || server.ClientSessionFromContext(p.reqCtx) == nil {
 		return // nobody to tell: the request came without a client session
 	}
-	n := p.events.Add(1)
-	msg := fmt.Sprintf("callTool %s %s", tool, what)
+	params := maps.Clone(ev.fields)
+	params["phase"] = phase
+	_ = srv.SendNotificationToClient(p.reqCtx, ToolCallNotification, params)
 	if p.progress != nil {
+		msg := fmt.Sprintf("callTool %s %s", ev.fields["toolName"], phase)
+		if s, ok := ev.fields["status"].(string); ok && phase == "end" {
+			msg += " " + s
+		}
 		_ = srv.SendNotificationToClient(p.reqCtx, string(mcp.MethodNotificationProgress),
-			map[string]any{"progressToken": p.progress, "progress": n, "message": msg})
-		return
+			map[string]any{"progressToken": p.progress, "progress": p.events.Add(1), "message": msg})
 	}
-	_ = srv.SendLogMessageToClient(p.reqCtx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelDebug, "codecall.plan",
-		map[string]any{"message": msg, "runId": p.runID, "tool": tool, "event": what}))
 }

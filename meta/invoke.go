@@ -32,7 +32,8 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	st, release := h.env.Acquire(ctx)
 	defer release()
 	call := policy.Call{Tool: in.Tool, Via: policy.ViaInvoke, Args: in.Input, SessionID: SessionID(ctx)}
-	ctx, obs := st.observe(ctx, call)
+	runID := newRunID()
+	ctx, obs := st.observe(ctx, call, runID)
 	var schema json.RawMessage
 	res, err := st.Gate.Admit(ctx, st.Catalog, call, policy.ClientAsker(ctx, st.Approvals, req), obs,
 		func(ctx context.Context, call policy.Call, t *catalog.Tool) (*mcp.CallToolResult, error) {
@@ -41,7 +42,7 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		})
 	switch {
 	case err != nil:
-		return st.Redactor.ToolResult(toolError(in.Tool, err), nil), nil
+		return st.Redactor.ToolResult(toolError(in.Tool, in.Input, runID, err), nil), nil
 	case res.ResultType == mcp.ResultTypeInputRequired:
 		return res, nil
 	}
@@ -65,12 +66,27 @@ func dispatch(ctx context.Context, env Env, call policy.Call) (*mcp.CallToolResu
 // ResultError turns a tool result flagged isError into a *toolerr.Error:
 // the result's text is the message, and mcp-go's own input-validation
 // refusals are VALIDATION (see MCPGoCode).
+//
+// A result may carry the error as data under toolerr.MetaKey (the
+// gateway does, for an upstream that is down or slow): its hint and
+// retryable are taken, and its code only when it is TIMEOUT, so a tool
+// cannot pass its failure off as a refusal of the gate.
 func ResultError(tool string, res *mcp.CallToolResult) *toolerr.Error {
 	msg := ResultText(res)
 	if msg == "" {
 		msg = "the tool reported an error without a message"
 	}
-	return &toolerr.Error{Code: MCPGoCode(0, msg), Tool: tool, Message: msg}
+	e := &toolerr.Error{Code: MCPGoCode(0, msg), Tool: tool, Message: msg}
+	if res.Meta != nil {
+		if data, ok := res.Meta.AdditionalFields[toolerr.MetaKey].(map[string]any); ok {
+			e.Hint, _ = data["hint"].(string)
+			e.Retryable, _ = data["retryable"].(bool)
+			if c, _ := data["code"].(string); toolerr.Code(c) == toolerr.Timeout {
+				e.Code = toolerr.Timeout
+			}
+		}
+	}
+	return e
 }
 
 // ResultText joins a result's text blocks.
@@ -84,10 +100,23 @@ func ResultText(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func toolError(tool string, err error) *mcp.CallToolResult {
-	body := ToolErrorBody{Source: "tool", ToolName: tool, Code: toolerr.Execution, Message: err.Error()}
+// toolError is codecall.invoke's answer to a failed call: the error with
+// its code, hint and retryable, the input it was given, and the run id the
+// audit log files the call under.
+func toolError(tool string, input map[string]any, runID string, err error) *mcp.CallToolResult {
+	body := ToolErrorBody{Source: "tool", ToolName: tool, Code: toolerr.Execution, Message: "the tool call failed"}
 	if te := toolerr.As(err); te != nil {
 		body.Code, body.Message, body.Reason, body.Hint, body.Retryable = te.Code, te.Message, te.Reason, te.Hint, te.Retryable
 	}
-	return result(ToolErrorResult{Status: "tool_error", Error: body}, true)
+	if body.Hint == "" {
+		body.Hint = toolerr.HintFor(body.Code)
+	}
+	if b, err := json.Marshal(input); err == nil && len(b) <= maxToolInputEcho {
+		body.ToolInput = b
+	}
+	return result(ToolErrorResult{Status: "tool_error", Error: body, RunID: runID}, true)
 }
+
+// maxToolInputEcho bounds the input an invoke error repeats; a larger one
+// is left out (the caller sent it and has it).
+const maxToolInputEcho = 4 << 10

@@ -70,3 +70,31 @@ func TestMCPGoWording(t *testing.T) {
 		t.Fatalf("a tool's 'not found' text = %s, want EXECUTION", got)
 	}
 }
+
+// TestResultErrorReadsTransientData checks what ResultError takes from the
+// error data a result carries: hint and retryable always, the code only
+// when it is TIMEOUT.
+func TestResultErrorReadsTransientData(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		data      map[string]any
+		code      toolerr.Code
+		retryable bool
+	}{
+		{"none", nil, toolerr.Execution, false},
+		{"unavailable", map[string]any{"code": "EXECUTION", "retryable": true, "hint": "retry soon"}, toolerr.Execution, true},
+		{"timeout", map[string]any{"code": "TIMEOUT", "retryable": true}, toolerr.Timeout, true},
+		{"claims a denial", map[string]any{"code": "APPROVAL_DENIED"}, toolerr.Execution, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := mcp.NewToolResultError("upstream went away")
+			if tc.data != nil {
+				res.Meta = mcp.NewMetaFromMap(map[string]any{toolerr.MetaKey: tc.data})
+			}
+			e := ResultError("x.y", res)
+			if e.Code != tc.code || e.Retryable != tc.retryable || e.Message != "upstream went away" {
+				t.Fatalf("ResultError = %+v, want code %s retryable %v", e, tc.code, tc.retryable)
+			}
+		})
+	}
+}

@@ -120,15 +120,19 @@ type ToolErrorBody struct {
 	Reason   string       `json:"reason,omitempty"`
 	// Hint says what to do next; Retryable is true only when the same
 	// call may succeed if made again.
-	Hint      string         `json:"hint,omitempty"`
-	Retryable bool           `json:"retryable,omitempty"`
-	Details   map[string]any `json:"details,omitempty"`
+	Hint      string `json:"hint,omitempty"`
+	Retryable bool   `json:"retryable"`
+	// ToolInput is the input the call was given, when it is small.
+	ToolInput json.RawMessage `json:"toolInput,omitempty"`
+	Details   map[string]any  `json:"details,omitempty"`
 }
 
 // ToolErrorResult is the result of codecall.invoke when the call failed.
 type ToolErrorResult struct {
 	Status string        `json:"status"`
 	Error  ToolErrorBody `json:"error"`
+	// RunID is the id the audit log holds the call under.
+	RunID string `json:"runId,omitempty"`
 }
 
 // result encodes v as structured content and as the same JSON in one text

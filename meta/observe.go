@@ -37,8 +37,10 @@ func (st *State) tracer() trace.Tracer {
 // observe opens the observation of one call before the gate's first check,
 // so refusals are audited, traced and logged like any other outcome. It
 // starts the call's span; the returned Observer ends it. Audit, span and
-// log are separate observers behind one fan-out.
-func (st *State) observe(ctx context.Context, call policy.Call) (context.Context, policy.Observer) {
+// log are separate observers behind one fan-out. runID names the run in
+// the audit log when the call is not a plan's (a plan's call carries its
+// run); "" gives a new one.
+func (st *State) observe(ctx context.Context, call policy.Call, runID string) (context.Context, policy.Observer) {
 	attrs := []attribute.KeyValue{
 		attribute.String("codecall.tool", call.Tool),
 		attribute.String("codecall.via", string(call.Via)),
@@ -49,7 +51,7 @@ func (st *State) observe(ctx context.Context, call policy.Call) (context.Context
 	ctx, span := st.tracer().Start(ctx, "codecall.tool_call", trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
 	obs := fanOut{spanObserver{span}, logObserver{st.logger(), call}}
 	if st.Audit.Enabled() {
-		obs = append(obs, newAuditObserver(st, call))
+		obs = append(obs, newAuditObserver(st, call, runID))
 	}
 	return ctx, obs
 }
@@ -96,14 +98,18 @@ type auditObserver struct {
 	base  audit.Event // the fields every event of this call shares
 }
 
-func newAuditObserver(st *State, call policy.Call) *auditObserver {
+func newAuditObserver(st *State, call policy.Call, runID string) *auditObserver {
 	o := &auditObserver{log: st.Audit, via: call.Via, start: time.Now()}
 	o.base = audit.Event{SessionID: call.SessionID, Tool: call.Tool, Via: string(call.Via)}
 	o.base.ArgsSHA256, o.base.ArgsBytes = audit.Digest(call.Args)
 	if call.Run != nil {
 		o.base.RunID, o.base.ParentRunID, o.base.CallIndex = call.Run.ID, call.Run.ID, call.Run.Index()
 	} else {
-		o.base.RunID = newRunID() // a direct call or an invoke is a run of its own
+		// A direct call or an invoke is a run of its own.
+		o.base.RunID = runID
+		if runID == "" {
+			o.base.RunID = newRunID()
+		}
 	}
 	if t, ok := st.Catalog.Lookup(call.Tool); ok {
 		o.base.AppID = t.AppID

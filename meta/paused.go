@@ -39,6 +39,7 @@ type pausedRun struct {
 	current   *approvalAsk      // the ask the client was shown
 	expires   time.Time         // when an unanswered pause is dropped
 	secrets   *runSecrets       // secrets the plan received from its tools
+	approval  *runApproval      // how the run's approvals went
 }
 
 // approvalAsk is one callTool waiting for a person's answer.

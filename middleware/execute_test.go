@@ -3,6 +3,8 @@ package middleware_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
@@ -281,15 +284,43 @@ func TestExecuteNotifiesTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ := s.execute(map[string]any{"script": `
-		await callTool("data.plain_text", {});
+		await callTool("data.plain_text", {password: "hunter2", q: 1});
+		await callTool("data.nope", {}).catch(() => null);
 		mcpLog("info", "halfway", {step: 1});
 		mcpNotify("progress", {done: 1});
 		return 1;`})
 	if out["status"] != "ok" {
 		t.Fatalf("out = %v", out)
 	}
-	waitFor(t, func() bool { return s.count("notifications/message") >= 3 }, "logging messages for callTool start/end and mcpLog")
+	waitFor(t, func() bool { return s.count("notifications/message") >= 1 }, "the mcpLog logging message")
 	waitFor(t, func() bool { return s.count("notifications/codecall/event") >= 1 }, "the mcpNotify notification")
+	waitFor(t, func() bool { return s.count(meta.ToolCallNotification) >= 4 }, "start and end of both tool calls")
+	var phases []string
+	calls := map[string]int{}
+	for _, n := range s.notes.Of(meta.ToolCallNotification) {
+		f := n.Params.AdditionalFields
+		phases = append(phases, fmt.Sprintf("%v %v %v", f["toolName"], f["phase"], f["status"]))
+		id, _ := f["callId"].(string)
+		calls[id]++
+		if f["runId"] != out["runId"] || id == "" {
+			t.Errorf("notification without the run's id or a call id: %v", f)
+		}
+		if f["phase"] == "end" && f["durationMs"] == nil {
+			t.Errorf("end notification without durationMs: %v", f)
+		}
+		if in, _ := json.Marshal(f["input"]); f["toolName"] == "data.plain_text" && (strings.Contains(string(in), "hunter2") || !strings.Contains(string(in), `"q":1`)) {
+			t.Errorf("input in the notification = %s; want it redacted, not dropped", in)
+		}
+		if f["toolName"] == "data.nope" && f["phase"] == "end" {
+			if e, _ := f["error"].(map[string]any); e["code"] != "NOT_FOUND" {
+				t.Errorf("end of a refused call = %v, want error.code NOT_FOUND", f)
+			}
+		}
+	}
+	want := []string{"data.plain_text start <nil>", "data.plain_text end ok", "data.nope start <nil>", "data.nope end error"}
+	if !slices.Equal(phases, want) || len(calls) != 2 {
+		t.Errorf("tool-call notifications = %v (call ids %v), want %v", phases, calls, want)
+	}
 
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "codecall.execute"
