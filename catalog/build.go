@@ -231,8 +231,7 @@ func newTool(mt mcp.Tool, opts Options, r *rules) (*Tool, error) {
 	t.RequiresApproval = s.RequiresApproval != nil && *s.RequiresApproval
 	reachable := (len(r.include) == 0 || r.include.Match(t.Name)) && !r.exclude.Match(t.Name)
 	if reachable && opts.Include != nil {
-		reachable = opts.Include(Info{Name: t.Name, Title: t.Title, Description: t.Description, AppID: t.AppID,
-			Source: t.Source, Tags: t.Tags, Annotations: t.Annotations})
+		reachable = opts.Include(t.Info())
 	}
 	if reachable {
 		t.VisibleInList, t.Enabled = decide(opts.Config.Mode, s)

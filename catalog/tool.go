@@ -77,6 +77,12 @@ type Tool struct {
 	typescript func() string
 }
 
+// Info is what predicates given by the server's author see of the tool.
+func (t *Tool) Info() Info {
+	return Info{Name: t.Name, Title: t.Title, Description: t.Description, AppID: t.AppID,
+		Source: t.Source, Tags: t.Tags, Annotations: t.Annotations}
+}
+
 // TypeScript returns the tool's TypeScript declaration, generated on first
 // use and cached.
 func (t *Tool) TypeScript() string {

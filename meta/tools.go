@@ -133,31 +133,43 @@ func executeDescription(st *State) string {
 
 // examplePlan is a one-line plan calling a real tool of the catalog with
 // its real required fields, so the example a model copies works. It
-// prefers a read-only tool with an example input, then any read-only tool,
-// then any tool a plan may call.
+// prefers a read-only tool that needs no approval, then one with an
+// example input, then one with exactly one required field (the example
+// shows an argument without growing long), then the shortest name.
 func examplePlan(st *State) string {
 	var best *catalog.Tool
-	bestRank := -1
+	bestScore := -1
 	for _, t := range st.Catalog.Enabled() {
 		if _, err := st.Gate.Authorize(context.Background(), st.Catalog, policy.Request{Tool: t.Name, Via: policy.ViaExecute}); err != nil {
 			continue
 		}
-		rank := 0
+		score := 0
 		if t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint && !t.RequiresApproval {
-			rank += 2
+			score += 1000
 		}
 		if len(t.Examples) > 0 {
-			rank++
+			score += 500
 		}
-		if rank > bestRank {
-			best, bestRank = t, rank
+		if len(requiredFields(t)) == 1 {
+			score += 250
+		}
+		score += max(0, 100-len(t.Name))
+		if score > bestScore {
+			best, bestScore = t, score
 		}
 	}
 	if best == nil {
 		return "const r = await callTool('app.tool_name', {field: 'value'}); return r;"
 	}
-	input := exampleInput(best)
-	return fmt.Sprintf("const r = await callTool(%s, %s); return r;", jsString(best.Name), input)
+	return fmt.Sprintf("const r = await callTool(%s, %s); return r;", jsString(best.Name), exampleInput(best))
+}
+
+func requiredFields(t *catalog.Tool) []string {
+	var schema struct {
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &schema)
+	return schema.Required
 }
 
 // exampleInput is a JavaScript object literal for a tool's input: the

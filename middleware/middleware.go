@@ -135,7 +135,8 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 // and a tool set call for, joined to the long-lived pieces CodeCall holds.
 // The generations owner calls it under its lock.
 func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names meta.Names, version uint64, old *generation) (*generation, error) {
-	gate, err := policy.NewGate(cfg, policy.WithPolicies(c.rl.policies), policy.WithApprovals(c.approvals), policy.WithReserved(names.All()...))
+	gate, err := policy.NewGate(cfg, policy.WithPolicies(c.rl.policies), policy.WithApprovals(c.approvals), policy.WithReserved(names.All()...),
+		policy.WithDirectCallFilter(c.opts.directFilter))
 	if err != nil {
 		return nil, err
 	}

@@ -293,6 +293,24 @@ func TestInvokeRules(t *testing.T) {
 			}
 		})
 	}
+	t.Run("direct-call filter", func(t *testing.T) {
+		srv := newShop(t)
+		wrap(t, srv, middleware.WithConfig(config(nil)), middleware.WithDirectCallFilter(func(ti middleware.ToolInfo) bool {
+			return ti.AppID != "billing"
+		}))
+		s := connect(t, srv)
+		out, isErr, _ := s.call("codecall.invoke", map[string]any{"tool": "billing.list_invoices", "input": map[string]any{}})
+		if code := out["error"].(map[string]any)["code"]; !isErr || code != "ACCESS_DENIED" {
+			t.Errorf("invoke of a filtered tool = %v, want ACCESS_DENIED", out)
+		}
+		if out, isErr, _ := s.call("codecall.invoke", map[string]any{"tool": "crm.find_contacts", "input": map[string]any{"query": "a"}}); isErr {
+			t.Errorf("invoke of an unfiltered tool = %v", out)
+		}
+		// The filter is for direct calls only: a plan still reaches the tool.
+		if out, _ := s.execute(map[string]any{"script": `return (await callTool('billing.list_invoices', {})) !== null`}); out["status"] != "ok" {
+			t.Errorf("a plan calling a tool the direct-call filter refuses: %v", out)
+		}
+	})
 	t.Run("disabled", func(t *testing.T) {
 		srv := newShop(t)
 		wrap(t, srv, middleware.WithConfig(config(func(c *presets.Config) { c.DirectCalls.Enabled = false })))

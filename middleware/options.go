@@ -37,6 +37,7 @@ type options struct {
 	configFile   string
 	config       *presets.Config
 	include      func(ToolInfo) bool
+	directFilter func(ToolInfo) bool
 	logger       *slog.Logger
 	defaultAppID string
 	noReload     bool
@@ -108,6 +109,13 @@ func WithConfig(cfg presets.Config) Option {
 // it applies before the mode, on every path.
 func WithIncludeTools(include func(ToolInfo) bool) Option {
 	return func(o *options) { o.include = include }
+}
+
+// WithDirectCallFilter narrows codecall.invoke (directCalls) to the tools
+// filter returns true for, after directCalls.allowedTools; other tools
+// answer ACCESS_DENIED on that path and stay callable from plans.
+func WithDirectCallFilter(filter func(ToolInfo) bool) Option {
+	return func(o *options) { o.directFilter = filter }
 }
 
 // WithLogger sets the logger for catalog rebuilds, config reloads and

@@ -51,6 +51,7 @@ type Gate struct {
 	approvals       *Approvals
 	directCalls     bool
 	invokeAllows    presets.Globs
+	invokeFilter    func(catalog.Info) bool
 	policies        *Policies
 	filterDiscovery bool
 	never           sync.Map // neverKey -> bool: NeverAllows, cached per engine
@@ -82,6 +83,13 @@ func WithReserved(names ...string) GateOption {
 // Without it a call that needs approval is refused with APPROVAL_REQUIRED.
 func WithApprovals(a *Approvals) GateOption {
 	return func(g *Gate) { g.approvals = a }
+}
+
+// WithDirectCallFilter narrows codecall.invoke to the tools filter returns
+// true for, after directCalls.allowedTools: the Go form of the plugin
+// contract's directCalls.filter.
+func WithDirectCallFilter(filter func(catalog.Info) bool) GateOption {
+	return func(g *Gate) { g.invokeFilter = filter }
 }
 
 // NewGate builds the gate for a configuration.
@@ -140,6 +148,10 @@ func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Reques
 		if len(g.invokeAllows) > 0 && !g.invokeAllows.Match(t.Name) {
 			return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: req.Tool,
 				Message: fmt.Sprintf("tool %q is not in directCalls.allowedTools", req.Tool)}
+		}
+		if g.invokeFilter != nil && !g.invokeFilter(t.Info()) {
+			return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: req.Tool,
+				Message: fmt.Sprintf("tool %q cannot be called directly on this server; call it from a plan", req.Tool)}
 		}
 		return t, nil
 	default:

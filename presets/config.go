@@ -207,7 +207,7 @@ type SearchConfig struct {
 
 // DescribeConfig tunes codecall.describe.
 type DescribeConfig struct {
-	// MaxDefinitions caps how many tools one describe call returns (default 10).
+	// MaxDefinitions caps how many tools one describe call returns (default 8, as in the plugin contract).
 	MaxDefinitions int `koanf:"maxDefinitions" json:"maxDefinitions"`
 }
 
@@ -394,7 +394,7 @@ func Default() Config {
 		Preset:      Secure,
 		MetaTools:   MetaToolsConfig{Prefix: "codecall."},
 		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.35},
-		Describe:    DescribeConfig{MaxDefinitions: 10},
+		Describe:    DescribeConfig{MaxDefinitions: 8},
 		DirectCalls: DirectCallsConfig{Enabled: false},
 		Audit:       AuditConfig{Path: ""},
 		Redaction:   RedactionConfig{Placeholder: DefaultRedactionPlaceholder},

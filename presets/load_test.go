@@ -87,7 +87,7 @@ func TestDefault(t *testing.T) {
 	secure, _ := LimitsFor(Secure)
 	if cfg.Mode != ModeCodeCallOnly || cfg.Preset != Secure || !reflect.DeepEqual(cfg.VM, secure) ||
 		cfg.MetaTools.Prefix != "codecall." || cfg.Search != (SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.35}) ||
-		cfg.Describe.MaxDefinitions != 10 || cfg.DirectCalls.Enabled {
+		cfg.Describe.MaxDefinitions != 8 || cfg.DirectCalls.Enabled {
 		t.Errorf("Default() = %+v", cfg)
 	}
 	for _, data := range []string{"", "\n", "# only a comment\n", "---\n", "~\n", "{}\n"} {
