@@ -315,7 +315,12 @@ async function run(opts) {
     const want = [...found.slice(0, 2)];
     check("two tools were found to describe", want.length === 2, () => show(found));
     const unknown = ex.describe.unknown;
-    const res = await callTool(client, meta.describe, { tools: [...want, unknown, ex.excluded.tool] });
+    // The default format gives TypeScript declarations only; "both" adds
+    // the JSON Schemas.
+    const lean = payload("describe (default format)", await callTool(client, meta.describe, { tools: want }));
+    check("the default format is TypeScript without JSON Schemas",
+      lean.tools.every((d) => typeof d.typescript === "string" && d.inputSchema === undefined), () => show(lean.tools));
+    const res = await callTool(client, meta.describe, { tools: [...want, unknown, ex.excluded.tool], format: "both" });
     check("describe succeeds", res.isError !== true, () => `result: ${show(res)}`);
     const out = payload("describe", res);
     check("tools is an array", Array.isArray(out.tools), () => show(out));
@@ -359,9 +364,11 @@ async function run(opts) {
     const res = await callTool(client, meta.invoke, { tool: inv.tool, input: inv.input });
     const err = expectToolError(res, inv.tool, "VALIDATION", "invoke without required field");
     check(`message names the missing field ${inv.missing}`, err.message.includes(inv.missing), () => show(err));
-    // mcp-go v1.2.1 formats schema violations with %+v of the validator's
-    // error kind ("<root>: &{Missing:[start]}") instead of its message.
-    advise("message is plain text, not a Go value dump", !/&\{|%!/.test(err.message), () => err.message);
+    check("message is plain text, not a Go value dump", !/&\{|%!/.test(err.message), () => err.message);
+    check("the error says how to fix it, and that retrying unchanged will not help",
+      typeof err.hint === "string" && err.hint !== "" && err.retryable === false, () => show(err));
+    check("the error repeats the input and names the run", isDeepStrictEqual(err.toolInput, inv.input) &&
+      typeof res.structuredContent.runId === "string" && res.structuredContent.runId !== "", () => show(res.structuredContent));
     passed(`VALIDATION: ${err.message}`);
   }
 
@@ -416,6 +423,55 @@ async function run(opts) {
     check("a plan's invalid tool input is a tool_error", bad.status === "tool_error" && bad.error.code === "VALIDATION" &&
       bad.error.toolName === ex.invalidInvoke.tool && bad.error.message.includes(ex.invalidInvoke.missing), () => show(bad));
     passed(`plan result ${JSON.stringify(out.result)}; bad input -> ${bad.error.message}`);
+  }
+
+  step("meta-tool argument errors");
+  for (const [tool, args, field] of [
+    [meta.search, { query: "x", limit: 3 }, "limit"],
+    [meta.describe, { tools: "one" }, "tools"],
+    [meta.execute, {}, "script"],
+    [meta.invoke, { name: "x" }, "name"],
+  ]) {
+    const res = await callTool(client, tool, args);
+    check(`${tool} ${JSON.stringify(args)}: isError`, res.isError === true, () => show(res));
+    const out = payload(`${tool} with a wrong argument`, res);
+    check(`${tool}: error {code: VALIDATION, field: ${field}, hint}`, out.error?.code === "VALIDATION" && out.error.field === field &&
+      typeof out.error.hint === "string" && out.error.hint.startsWith("Arguments: "), () => show(out));
+    check(`${tool}: no Go value formatting`, !JSON.stringify(res).includes("&{"), () => show(res));
+    passed(`${tool}: ${out.error.message}`);
+  }
+
+  step("a TypeScript plan that finds, reads and calls");
+  {
+    const inv = ex.invoke;
+    const notes = [];
+    client.fallbackNotificationHandler = async (n) => {
+      if (n.method === "notifications/codecall/tool_call") notes.push(n.params);
+    };
+    const script = `
+      interface Hit { name: string; requiresApproval?: boolean }
+      const hits: Hit[] = await searchTools("schedule a meeting with attendees", {appIds: ["calendar"], topK: 3});
+      const names = hits.map((h: Hit) => h.name);
+      const {tools} = await describeTools([${JSON.stringify(inv.tool)}]) as {tools: {name: string; inputSchema: {required?: string[]}}[]};
+      const event = await callTool<{input: {title: string}}>(tools[0].name, codecallContext.input);
+      const hidden = await searchTools("permanently delete a note");
+      return {found: names.includes(${JSON.stringify(inv.tool)}), required: tools[0].inputSchema.required ?? [],
+        title: event.input.title, excludedFound: hidden.some((h: Hit) => h.name === ${JSON.stringify(ex.excluded.tool)})};`;
+    const res = await callTool(client, meta.execute, { script, context: { input: inv.input } });
+    const out = payload("TypeScript plan", res);
+    check("the TypeScript plan succeeds", res.isError !== true && out.status === "ok", () => show(out));
+    check("it found and called the tool, and never saw the excluded one", out.result.found === true &&
+      out.result.title === inv.input.title && out.result.excludedFound === false, () => show(out.result));
+    check("the result carries its envelope", /^sha256:[0-9a-f]{64}$/.test(out.inputDigest) &&
+      /^sha256:[0-9a-f]{64}$/.test(out.outputDigest) && out.approvalState === "NOT_REQUIRED", () => show(out));
+    const bad = payload("TypeScript plan with an error on line 3", await callTool(client, meta.execute,
+      { script: "const a: number = 1;\nconst b: string = 'x';\nconst c: = 3;\nreturn a;" }));
+    check("a syntax error in TypeScript points at its line", bad.status === "syntax_error" && bad.error.location?.line === 3, () => show(bad));
+    for (let i = 0; i < 50 && notes.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    const phases = notes.map((n) => `${n.toolName} ${n.phase}`);
+    check("the plan's call was announced at its start and end", phases.includes(`${inv.tool} start`) && phases.includes(`${inv.tool} end`) &&
+      notes.every((n) => typeof n.callId === "string" && n.runId === out.runId), () => show(notes));
+    passed(`result ${JSON.stringify(out.result)}; notifications ${phases.join(", ")}`);
   }
 
   step("tools/list again");
