@@ -282,19 +282,19 @@ func (c *CodeCall) acquire() *generation {
 	return c.gens.acquire()
 }
 
-// declare renders a tool as the TypeScript declaration describe shows.
+// declare renders a tool as the TypeScript declaration describe shows. Hints
+// that only mcp.NewTool filled in are not the author's word (see
+// catalog.Annotations.Defaulted), so the declaration does not repeat them.
 func declare(t *catalog.Tool) string {
 	f := typescript.Function{
 		Name: t.Name, Title: t.Title, Description: t.Description,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		RequiresApproval: t.RequiresApproval,
 	}
-	a := t.Annotations
-	for _, h := range []struct {
-		name string
-		v    *bool
-	}{{"readOnlyHint", a.ReadOnlyHint}, {"destructiveHint", a.DestructiveHint}, {"idempotentHint", a.IdempotentHint}, {"openWorldHint", a.OpenWorldHint}} {
-		if h.v != nil {
-			f.Hints = append(f.Hints, typescript.Hint{Name: h.name, Value: *h.v})
+	if a := t.Annotations; !a.Defaulted {
+		f.Effects = typescript.Effects{
+			ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint,
+			Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint,
 		}
 	}
 	return typescript.Declare(f)

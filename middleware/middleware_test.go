@@ -419,6 +419,48 @@ func TestSearchFiltersAndDescribe(t *testing.T) {
 	}
 }
 
+// TestDescribeDeclarationSaysApprovalAndEffects checks the comment on each
+// tool's TypeScript declaration: approval from config or metadata, the
+// author's hints in one line, and nothing for hints mcp.NewTool filled in.
+func TestDescribeDeclarationSaysApprovalAndEffects(t *testing.T) {
+	srv := newShop(t)
+	srv.AddTool(mcp.NewTool("crm.tidy", mcp.WithDescription("Tidy contacts.")), echoHandler)
+	wrap(t, srv, middleware.WithConfig(config(func(c *presets.Config) {
+		c.Tools = map[string]presets.ToolOverride{"billing.refund_payment": {RequiresApproval: catalog.Bool(true)}}
+	})))
+	s := connect(t, srv)
+	out, isErr, err := s.call("codecall.describe", map[string]any{"tools": []string{"billing.refund_payment", "crm.find_contacts", "crm.tidy"}})
+	if err != nil || isErr {
+		t.Fatalf("describe: %v %v", out, err)
+	}
+	const approval = "Requires approval: a person confirms each call; a denial is final."
+	for _, tc := range []struct {
+		tool       string
+		want, lack []string
+	}{
+		{"billing.refund_payment", []string{approval, "@remarks destructive, not idempotent\n"}, nil},
+		{"crm.find_contacts", []string{" * @remarks read-only\n"}, []string{approval}},
+		{"crm.tidy", []string{"/** Tidy contacts. */\ndeclare function"}, []string{"@remarks", approval}},
+	} {
+		var ts string
+		for _, d := range out["tools"].([]any) {
+			if d := d.(map[string]any); d["name"] == tc.tool {
+				ts, _ = d["typescript"].(string)
+			}
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(ts, w) {
+				t.Errorf("%s: declaration lacks %q:\n%s", tc.tool, w, ts)
+			}
+		}
+		for _, l := range tc.lack {
+			if strings.Contains(ts, l) {
+				t.Errorf("%s: declaration has %q:\n%s", tc.tool, l, ts)
+			}
+		}
+	}
+}
+
 func toStrings(v any) []string {
 	var out []string
 	for _, x := range v.([]any) {

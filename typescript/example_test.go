@@ -8,10 +8,13 @@ import (
 )
 
 func ExampleDeclare() {
+	no := false
 	fmt.Print(typescript.Declare(typescript.Function{
 		Name:        "billing.create_invoice",
 		Description: "Create an invoice for a customer.",
-		Hints:       []typescript.Hint{{Name: "readOnlyHint", Value: false}, {Name: "destructiveHint", Value: false}},
+		Effects:     typescript.Effects{ReadOnly: &no, Destructive: &no, Idempotent: &no},
+		// A person confirms each call.
+		RequiresApproval: true,
 		InputSchema: json.RawMessage(`{
 			"type": "object",
 			"properties": {
@@ -26,8 +29,8 @@ func ExampleDeclare() {
 	// Output:
 	// /**
 	//  * Create an invoice for a customer.
-	//  * @readOnly false
-	//  * @destructive false
+	//  * Requires approval: a person confirms each call; a denial is final.
+	//  * @remarks non-destructive, not idempotent
 	//  */
 	// declare function callTool(name: "billing.create_invoice", input: Billing_CreateInvoiceInput): Promise<Billing_CreateInvoiceOutput>;
 	// type Billing_CreateInvoiceInput = {

@@ -43,7 +43,8 @@ func FuzzDeclare(f *testing.F) {
 		got := Declare(Function{
 			Name: name, Title: title, Description: description,
 			InputSchema: input, OutputSchema: output,
-			Hints: []Hint{{Name: "readOnlyHint", Value: true}},
+			Effects:          Effects{ReadOnly: ptr(true), OpenWorld: ptr(true)},
+			RequiresApproval: true,
 		})
 		base := TypeName(name)
 		for _, want := range []string{

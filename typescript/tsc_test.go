@@ -19,7 +19,7 @@ var realisticTools = []Function{
 		Name:        "github.create_issue",
 		Title:       "Create issue",
 		Description: "Open a new issue in a GitHub repository.",
-		Hints:       []Hint{{Name: "readOnlyHint", Value: false}, {Name: "openWorldHint", Value: true}},
+		Effects:     Effects{ReadOnly: ptr(false), OpenWorld: ptr(true)},
 		InputSchema: json.RawMessage(`{
 			"type": "object",
 			"properties": {
@@ -50,7 +50,7 @@ var realisticTools = []Function{
 	{
 		Name:         "filesystem/read-file",
 		Description:  "Read a text file.",
-		Hints:        []Hint{{Name: "readOnlyHint", Value: true}},
+		Effects:      Effects{ReadOnly: ptr(true)},
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"encoding":{"type":"string","enum":["utf-8","base64"],"default":"utf-8"},"range":{"type":"array","prefixItems":[{"type":"integer"},{"type":"integer"}],"items":false,"minItems":2}},"required":["path"]}`),
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string"},"size":{"type":"integer"}},"required":["content","size"]}`),
 	},
@@ -80,10 +80,11 @@ var realisticTools = []Function{
 		OutputSchema: json.RawMessage(`{"type":"object","properties":{"hits":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"score":{"type":"number"},"fields":{"type":"object","additionalProperties":true}},"required":["id","score"]}},"total":{"type":"integer"}},"required":["hits"]}`),
 	},
 	{
-		Name:        "kv.put",
-		Description: "Store a JSON value.",
-		Hints:       []Hint{{Name: "idempotentHint", Value: true}, {Name: "destructiveHint", Value: true}},
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z0-9/]+$"},"value":{"$ref":"#/definitions/Json"},"ttl":{"type":"number","nullable":true}},"required":["key","value"],"definitions":{"Json":{"anyOf":[{"type":"null"},{"type":"boolean"},{"type":"number"},{"type":"string"},{"type":"array","items":{"$ref":"#/definitions/Json"}},{"type":"object","additionalProperties":{"$ref":"#/definitions/Json"}}]}}}`),
+		Name:             "kv.put",
+		Description:      "Store a JSON value.",
+		Effects:          Effects{Idempotent: ptr(true), Destructive: ptr(true)},
+		RequiresApproval: true,
+		InputSchema:      json.RawMessage(`{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z0-9/]+$"},"value":{"$ref":"#/definitions/Json"},"ttl":{"type":"number","nullable":true}},"required":["key","value"],"definitions":{"Json":{"anyOf":[{"type":"null"},{"type":"boolean"},{"type":"number"},{"type":"string"},{"type":"array","items":{"$ref":"#/definitions/Json"}},{"type":"object","additionalProperties":{"$ref":"#/definitions/Json"}}]}}}`),
 	},
 }
 

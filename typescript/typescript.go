@@ -8,7 +8,8 @@
 //
 //	/**
 //	 * Create an invoice for a customer.
-//	 * @readOnly false
+//	 * Requires approval: a person confirms each call; a denial is final.
+//	 * @remarks non-destructive, not idempotent
 //	 */
 //	declare function callTool(name: "billing.create_invoice", input: Billing_CreateInvoiceInput): Promise<Billing_CreateInvoiceOutput>;
 //	type Billing_CreateInvoiceInput = {
@@ -28,10 +29,14 @@
 //
 // Descriptions become JSDoc comments, and JSDoc tags show what the type does
 // not: @integer, @format, bounds such as @minimum and @maxLength, @pattern,
-// @default, @example and @deprecated; a tool's title and hints become
-// @title and, for MCP's annotations, @readOnly, @destructive, @idempotent
-// and @openWorld. Where no declaration can carry a JSDoc comment, as for the
-// items of an array, integer and format go in a trailing /* */ comment.
+// @default, @example and @deprecated. The tool's own comment tells a model
+// what calling it does before it calls: a tool that needs a person's
+// approval says so in a sentence, its title becomes @title, and its
+// side-effect hints (MCP's annotations) become one @remarks line of short
+// words such as "read-only" or "destructive, idempotent". Nothing is written
+// for what the tool does not state. Where no declaration can carry a JSDoc
+// comment, as for the items of an array, integer and format go in a
+// trailing /* */ comment.
 //
 // The types follow the schemas as closely as TypeScript allows. Where a
 // schema says something a type cannot (not, if/then/else, references to
@@ -46,7 +51,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -71,20 +75,59 @@ type Function struct {
 	// OutputSchema is the JSON Schema of the tool's result. When it is
 	// empty or JSON null the output is unknown.
 	OutputSchema json.RawMessage
-	// Hints are behavioural annotations shown as JSDoc tags, in order.
-	Hints []Hint
+	// Effects are the tool's side-effect hints, shown in a @remarks line.
+	Effects Effects
+	// RequiresApproval is set when a person confirms each call before it
+	// runs; the comment then says so, and that a denial is final.
+	RequiresApproval bool
 }
 
-// Hint is a boolean annotation of a tool, such as MCP's readOnlyHint. It is
-// rendered as a JSDoc tag named after it without the "Hint" suffix:
-// {Name: "readOnlyHint", Value: true} becomes "@readOnly true".
-type Hint struct {
-	Name  string
-	Value bool
+// Effects are a tool's side-effect hints, as MCP's tool annotations state
+// them (readOnlyHint, destructiveHint, idempotentHint, openWorldHint). A nil
+// field was not stated and is not shown. A caller should leave out hints the
+// tool's author did not state on purpose, such as the defaults an SDK fills
+// in, so that the declaration does not present them as the author's word.
+type Effects struct {
+	ReadOnly, Destructive, Idempotent, OpenWorld *bool
 }
+
+// remarks returns the words of the @remarks line, "" when no hint says
+// anything. Following MCP, destructive and idempotent describe writes, so a
+// read-only tool shows neither; a closed world is the unremarkable case and
+// is not shown either.
+func (e Effects) remarks() string {
+	var words []string
+	is := func(p *bool, v bool) bool { return p != nil && *p == v }
+	if is(e.ReadOnly, true) {
+		words = append(words, "read-only")
+	} else {
+		switch {
+		case is(e.Destructive, true):
+			words = append(words, "destructive")
+		case is(e.Destructive, false):
+			words = append(words, "non-destructive")
+		case is(e.ReadOnly, false):
+			words = append(words, "writes")
+		}
+		switch {
+		case is(e.Idempotent, true):
+			words = append(words, "idempotent")
+		case is(e.Idempotent, false):
+			words = append(words, "not idempotent")
+		}
+	}
+	if is(e.OpenWorld, true) {
+		words = append(words, "open-world")
+	}
+	return strings.Join(words, ", ")
+}
+
+// approvalNote is the sentence that documents a tool marked
+// RequiresApproval.
+const approvalNote = "Requires approval: a person confirms each call; a denial is final."
 
 // Declare returns the TypeScript declarations of f: a JSDoc block from its
-// description, title and hints; a callTool overload whose name parameter is
+// description, approval, title and effects; a callTool overload whose name parameter is
 // the tool name as a string literal type; and the type aliases it uses,
 // named TypeName(f.Name)+"Input", TypeName(f.Name)+"Output", and
 // TypeName(f.Name)+"$"+name for each referenced definition.
@@ -143,18 +186,19 @@ func newDocument(n *node) *document {
 	return &document{root: n, id: id}
 }
 
-// toolDoc returns the JSDoc lines documenting the tool itself.
+// toolDoc returns the JSDoc lines documenting the tool itself: the
+// description and the approval sentence, which JSDoc reads as the summary,
+// then the tags.
 func toolDoc(f Function) []string {
 	lines := docLines(f.Description)
+	if f.RequiresApproval {
+		lines = append(lines, approvalNote)
+	}
 	if t := inlineText(f.Title, maxInline); t != "" {
 		lines = append(lines, "@title "+t)
 	}
-	for _, h := range f.Hints {
-		name := strings.TrimSuffix(h.Name, "Hint")
-		if name == "" || !isIdent(name) {
-			continue
-		}
-		lines = append(lines, "@"+name+" "+strconv.FormatBool(h.Value))
+	if r := f.Effects.remarks(); r != "" {
+		lines = append(lines, "@remarks "+r)
 	}
 	return lines
 }

@@ -274,10 +274,11 @@ var declareCases = []declareCase{
 	{
 		name: "full example",
 		fn: Function{
-			Name:        "billing.create_invoice",
-			Title:       "Create invoice",
-			Description: "Create an invoice for a customer.\n\nAmounts are in cents; never write */ in notes.",
-			Hints:       []Hint{{Name: "readOnlyHint", Value: false}, {Name: "destructiveHint", Value: false}, {Name: "idempotentHint", Value: true}, {Name: "openWorldHint", Value: true}},
+			Name:             "billing.create_invoice",
+			Title:            "Create invoice",
+			Description:      "Create an invoice for a customer.\n\nAmounts are in cents; never write */ in notes.",
+			Effects:          Effects{ReadOnly: ptr(false), Destructive: ptr(false), Idempotent: ptr(true), OpenWorld: ptr(true)},
+			RequiresApproval: true,
 			InputSchema: json.RawMessage(`{
 				"type": "object",
 				"properties": {
@@ -303,11 +304,9 @@ var declareCases = []declareCase{
  * Create an invoice for a customer.
  *
  * Amounts are in cents; never write *\/ in notes.
+ * Requires approval: a person confirms each call; a denial is final.
  * @title Create invoice
- * @readOnly false
- * @destructive false
- * @idempotent true
- * @openWorld true
+ * @remarks non-destructive, idempotent, open-world
  */
 declare function callTool(name: "billing.create_invoice", input: Billing_CreateInvoiceInput): Promise<Billing_CreateInvoiceOutput>;
 type Billing_CreateInvoiceInput = {
@@ -534,6 +533,47 @@ func TestDeclare(t *testing.T) {
 			got := Declare(tc.fn)
 			if got != tc.want {
 				t.Errorf("Declare(%q)\ngot:\n%s\nwant:\n%s", tc.fn.Name, got, tc.want)
+			}
+		})
+	}
+}
+
+func ptr(b bool) *bool { return &b }
+
+// TestToolDoc pins the comment on the callTool overload: what a model learns
+// about approval and side effects before it calls, in as few words as that
+// takes, and nothing when the tool states nothing.
+func TestToolDoc(t *testing.T) {
+	yes, no := ptr(true), ptr(false)
+	tests := []struct {
+		name string
+		fn   Function
+		want string // the comment; "" for none
+	}{
+		{"nothing stated", Function{}, ""},
+		{"read-only", Function{Effects: Effects{ReadOnly: yes, Destructive: no, Idempotent: yes, OpenWorld: no}},
+			"/** @remarks read-only */\n"},
+		{"read-only web lookup", Function{Effects: Effects{ReadOnly: yes, OpenWorld: yes}},
+			"/** @remarks read-only, open-world */\n"},
+		{"destructive and idempotent", Function{Effects: Effects{ReadOnly: no, Destructive: yes, Idempotent: yes, OpenWorld: no}},
+			"/** @remarks destructive, idempotent */\n"},
+		{"additive write that reaches out", Function{Effects: Effects{ReadOnly: no, Destructive: no, Idempotent: no, OpenWorld: yes}},
+			"/** @remarks non-destructive, not idempotent, open-world */\n"},
+		{"only readOnly false", Function{Effects: Effects{ReadOnly: no}}, "/** @remarks writes */\n"},
+		{"only closed world", Function{Effects: Effects{OpenWorld: no}}, ""},
+		{"approval alone", Function{RequiresApproval: true},
+			"/** Requires approval: a person confirms each call; a denial is final. */\n"},
+		{"everything", Function{Description: "Refund a payment.", Title: "Refund", RequiresApproval: true,
+			Effects: Effects{ReadOnly: no, Destructive: yes, Idempotent: no, OpenWorld: no}},
+			"/**\n * Refund a payment.\n * Requires approval: a person confirms each call; a denial is final.\n" +
+				" * @title Refund\n * @remarks destructive, not idempotent\n */\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.fn.Name = "t.tool"
+			got, _, _ := strings.Cut(Declare(tt.fn), "declare function")
+			if got != tt.want {
+				t.Errorf("comment\n%q\nwant\n%q", got, tt.want)
 			}
 		})
 	}

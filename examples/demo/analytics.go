@@ -2,12 +2,16 @@ package demo
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/catalog"
 )
 
 // Analytics: product usage events and business metrics computed from every
@@ -19,7 +23,9 @@ var (
 	rankings      = []string{"revenue", "tickets", "events"}
 )
 
-const maxRangeDays = 366
+// maxPoints bounds a metric series: a year of days, seven years of weeks or
+// thirty of months.
+const maxPoints = 366
 
 type metricPoint struct {
 	PeriodStart string `json:"period_start" jsonschema:"First day of the period (YYYY-MM-DD, UTC)"`
@@ -27,79 +33,98 @@ type metricPoint struct {
 }
 
 type metricSeries struct {
-	Metric      string        `json:"metric" jsonschema:"The metric that was computed"`
-	Granularity string        `json:"granularity" jsonschema:"Length of each period: day, week (starting Monday) or month"`
+	Metric      string        `json:"metric" enum:"metrics" jsonschema:"The metric that was computed"`
+	Granularity string        `json:"granularity" enum:"granularities" jsonschema:"Length of each period; weeks start on Monday"`
 	From        string        `json:"from" jsonschema:"First day included (YYYY-MM-DD)"`
 	To          string        `json:"to" jsonschema:"Last day included (YYYY-MM-DD)"`
 	EventName   string        `json:"event_name,omitempty" jsonschema:"Event the events metric was restricted to"`
-	Total       int64         `json:"total" jsonschema:"Value over the whole range; for active_customers, distinct customers in the range"`
+	Total       int64         `json:"total" jsonschema:"Value over the whole range: the sum of the points, except for active_customers, where it counts distinct customers in the range"`
 	Points      []metricPoint `json:"points" jsonschema:"One point per period, in time order, zeros included"`
 }
 
 type rankedCustomer struct {
-	CustomerID string `json:"customer_id" jsonschema:"Customer's contact id"`
-	Name       string `json:"name" jsonschema:"Customer's name"`
-	Company    string `json:"company,omitempty" jsonschema:"Customer's company"`
-	Value      int64  `json:"value" jsonschema:"Net revenue in US cents, tickets opened or events tracked in the window"`
+	CustomerID   string `json:"customer_id" jsonschema:"Customer's contact id (con_...)"`
+	CustomerName string `json:"customer_name" jsonschema:"Customer's name; (deleted contact) when the contact no longer exists"`
+	Company      string `json:"company,omitempty" jsonschema:"Customer's company"`
+	Value        int64  `json:"value" jsonschema:"Net revenue in US cents, tickets opened or events tracked in the window"`
 }
 
 type topCustomers struct {
-	By        string           `json:"by" jsonschema:"What customers are ranked by: revenue, tickets or events"`
-	Days      int              `json:"days" jsonschema:"Length of the window in days, ending today"`
+	By        string           `json:"by" enum:"rankings" jsonschema:"What customers are ranked by"`
+	Days      int              `json:"days" jsonschema:"Length of the window in days, today included"`
 	Since     string           `json:"since" jsonschema:"First day of the window (YYYY-MM-DD)"`
 	Customers []rankedCustomer `json:"customers" jsonschema:"Customers with a non-zero value, highest first"`
 }
 
 type eventView struct {
-	ID         string            `json:"id"`
-	Name       string            `json:"name"`
-	CustomerID string            `json:"customer_id,omitempty"`
-	At         string            `json:"at"`
-	Properties map[string]string `json:"properties"`
+	ID         string            `json:"id" jsonschema:"Event id, e.g. evt_001"`
+	Name       string            `json:"name" jsonschema:"Event name in snake_case, e.g. login or feature_used"`
+	CustomerID string            `json:"customer_id,omitempty" jsonschema:"Customer who caused the event (con_...); absent for anonymous events"`
+	OccurredAt string            `json:"occurred_at" jsonschema:"When the event happened (RFC 3339)"`
+	Properties map[string]string `json:"properties" jsonschema:"Event properties, string values"`
+}
+
+type eventList struct {
+	Events     []eventView `json:"events" jsonschema:"Matching events, newest first"`
+	Total      int         `json:"total" jsonschema:"Number of events matching the filters"`
+	NextOffset *int        `json:"next_offset,omitempty" jsonschema:"Offset of the next page; absent on the last page"`
 }
 
 func (e *event) view() eventView {
-	return eventView{ID: e.id, Name: e.name, CustomerID: e.customerID, At: stamp(e.at), Properties: maps.Clone(e.props)}
+	return eventView{ID: e.id, Name: e.name, CustomerID: e.customerID, OccurredAt: stamp(e.at), Properties: maps.Clone(e.props)}
 }
 
 func (s *store) analyticsTools() []server.ServerTool {
 	return []server.ServerTool{
-		{Tool: newTool("analytics.track_event", "Track event",
+		{Tool: withMeta(newTool("analytics.track_event", "Track event",
 			"Record a product usage event, optionally for a customer, with string properties.",
 			additive,
 			mcp.WithString("name", mcp.Required(), mcp.Description("Event name in snake_case, e.g. feature_used."),
 				mcp.Pattern(`^[a-z][a-z0-9_]{0,63}$`)),
-			mcp.WithString("customer_id", mcp.Description("Customer who caused the event (contact id).")),
+			withCustomerID("Customer who caused the event", false),
 			mcp.WithObject("properties", mcp.Description("Event properties; values are strings."),
-				mcp.AdditionalProperties(map[string]any{"type": "string", "maxLength": 500}), mcp.MaxProperties(20))),
+				mcp.AdditionalProperties(map[string]any{"type": "string", "maxLength": 500}), mcp.MaxProperties(20)),
+			withOutput[eventView]()), catalog.Meta{Examples: []catalog.Example{
+			example("A customer used a feature", map[string]any{"name": "feature_used", "customer_id": "con_001",
+				"properties": map[string]any{"feature": "exports"}}),
+		}}),
 			Handler: handle(s, s.trackEvent)},
-		{Tool: newTool("analytics.list_events", "List events",
-			"List tracked events, newest first, by name, customer or date.",
+		{Tool: withMeta(newTool("analytics.list_events", "List events",
+			"List tracked events, newest first, by name, customer or day.",
 			readOnly,
 			join([]mcp.ToolOption{
 				mcp.WithString("name", mcp.Description("Only events with this name, e.g. login or purchase.")),
-				mcp.WithString("customer_id", mcp.Description("Only events of this customer (contact id).")),
-				mcp.WithString("since", mcp.Description("Only events on or after this UTC date (YYYY-MM-DD)."), mcp.Pattern(datePattern)),
-			}, withPaging())...),
+				withCustomerID("Only events of this customer", false),
+				withDate("since", "Only events on or after this day"),
+				withOutput[eventList](),
+			}, withPaging())...), catalog.Meta{Examples: []catalog.Example{
+			example("A customer's latest logins", map[string]any{"name": "login", "customer_id": "con_001", "limit": 5}),
+		}}),
 			Handler: handle(s, s.listEvents)},
-		{Tool: newTool("analytics.query_metrics", "Query metrics",
-			"Compute a business metric as a time series over a date range, one point per day, week or month. "+
-				"Revenue is net of refunds, in US cents.",
+		{Tool: withMeta(newTool("analytics.query_metrics", "Query metrics",
+			"Compute a business metric as a time series over a range of days, one point per day, week or month "+
+				"(at most 366 points). Revenue is net of refunds, in US cents.",
 			readOnly,
 			mcp.WithString("metric", mcp.Required(), mcp.Description("Metric to compute."), mcp.Enum(metrics...)),
-			mcp.WithString("from", mcp.Description("First UTC day included (YYYY-MM-DD); defaults to 29 days before to."), mcp.Pattern(datePattern)),
-			mcp.WithString("to", mcp.Description("Last UTC day included (YYYY-MM-DD); defaults to today."), mcp.Pattern(datePattern)),
-			mcp.WithString("granularity", mcp.Description("Length of each period."), mcp.Enum(granularities...), mcp.DefaultString("day")),
-			mcp.WithString("event_name", mcp.Description("For the events metric, count only events with this name.")),
-			withOutput[metricSeries]()),
+			withDate("from", "First day included; defaults to 29 days before to"),
+			withDate("to", "Last day included; defaults to today"),
+			mcp.WithString("granularity", mcp.Description("Length of each period; weeks start on Monday."),
+				mcp.Enum(granularities...), mcp.DefaultString("day")),
+			mcp.WithString("event_name", mcp.Description("For the events metric only: count only events with this name.")),
+			withOutput[metricSeries]()), catalog.Meta{Examples: []catalog.Example{
+			example("Weekly net revenue over the last 30 days", map[string]any{"metric": "revenue_cents", "granularity": "week"}),
+			example("Daily logins over the last 30 days", map[string]any{"metric": "events", "event_name": "login"}),
+		}}),
 			Handler: handle(s, s.queryMetrics)},
-		{Tool: newTool("analytics.top_customers", "Top customers",
+		{Tool: withMeta(newTool("analytics.top_customers", "Top customers",
 			"Rank customers by net revenue, tickets opened or events tracked over the last days.",
 			readOnly,
 			mcp.WithString("by", mcp.Description("What to rank by."), mcp.Enum(rankings...), mcp.DefaultString("revenue")),
-			mcp.WithInteger("days", mcp.Description("Length of the window in days, ending today."), mcp.Min(1), mcp.Max(365), mcp.DefaultNumber(90)),
+			mcp.WithInteger("days", mcp.Description("Length of the window in days, today included."), mcp.Min(1), mcp.Max(365), mcp.DefaultNumber(90)),
 			mcp.WithInteger("limit", mcp.Description("Number of customers to return."), mcp.Min(1), mcp.Max(50), mcp.DefaultNumber(5)),
-			withOutput[topCustomers]()),
+			withOutput[topCustomers]()), catalog.Meta{Examples: []catalog.Example{
+			example("The three biggest spenders of the last 30 days", map[string]any{"by": "revenue", "days": 30, "limit": 3}),
+		}}),
 			Handler: handle(s, s.topCustomers)},
 	}
 }
@@ -121,7 +146,7 @@ func (s *store) trackEvent(a trackArgs) *mcp.CallToolResult {
 	}
 	e := &event{id: s.newID("evt"), name: a.Name, customerID: a.CustomerID, at: s.now(), props: a.Properties}
 	s.events = append(s.events, e)
-	return jsonText(e.view())
+	return structured(e.view())
 }
 
 type listEventsArgs struct {
@@ -135,9 +160,9 @@ type listEventsArgs struct {
 func (s *store) listEvents(a listEventsArgs) *mcp.CallToolResult {
 	var since time.Time
 	if a.Since != "" {
-		t, err := time.Parse(dateLayout, a.Since)
-		if err != nil {
-			return failf("since %q is not a valid date (YYYY-MM-DD)", a.Since)
+		t, bad := parseDate("since", a.Since)
+		if bad != nil {
+			return bad
 		}
 		since = t
 	}
@@ -152,15 +177,11 @@ func (s *store) listEvents(a listEventsArgs) *mcp.CallToolResult {
 		matches = append(matches, e)
 	}
 	from, to, next := page(len(matches), a.Offset, a.Limit)
-	events := []eventView{}
+	out := eventList{Events: []eventView{}, Total: len(matches), NextOffset: next}
 	for _, e := range matches[from:to] {
-		events = append(events, e.view())
+		out.Events = append(out.Events, e.view())
 	}
-	out := map[string]any{"events": events, "total": len(matches)}
-	if next != nil {
-		out["next_offset"] = *next
-	}
-	return jsonText(out)
+	return structured(out)
 }
 
 type metricsArgs struct {
@@ -199,31 +220,31 @@ func (s *store) queryMetrics(a metricsArgs) *mcp.CallToolResult {
 		a.Granularity = "day"
 	}
 	if a.EventName != "" && a.Metric != "events" {
-		return failf("event_name only applies to the events metric, not %s", a.Metric)
+		return failf("event_name only applies to the events metric, not %s; leave event_name out, or use metric events", a.Metric)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	to := day(s.now())
 	if a.To != "" {
-		t, err := time.Parse(dateLayout, a.To)
-		if err != nil {
-			return failf("to %q is not a valid date (YYYY-MM-DD)", a.To)
+		t, bad := parseDate("to", a.To)
+		if bad != nil {
+			return bad
 		}
 		to = t
 	}
 	from := to.AddDate(0, 0, -29)
 	if a.From != "" {
-		t, err := time.Parse(dateLayout, a.From)
-		if err != nil {
-			return failf("from %q is not a valid date (YYYY-MM-DD)", a.From)
+		t, bad := parseDate("from", a.From)
+		if bad != nil {
+			return bad
 		}
 		from = t
 	}
 	if to.Before(from) {
-		return failf("from %s is after to %s", from.Format(dateLayout), to.Format(dateLayout))
+		return failf("from %s is after to %s; swap them", from.Format(dateLayout), to.Format(dateLayout))
 	}
-	if days := int(to.Sub(from).Hours()/24) + 1; days > maxRangeDays {
-		return failf("the range covers %d days; at most %d are allowed, use a coarser granularity over a shorter range", days, maxRangeDays)
+	if n := periods(from, to, a.Granularity); n > maxPoints {
+		return tooManyPoints(from, to, a.Granularity, n)
 	}
 	end := to.AddDate(0, 0, 1)
 
@@ -299,6 +320,49 @@ func (s *store) queryMetrics(a metricsArgs) *mcp.CallToolResult {
 	return structured(out)
 }
 
+// periods counts the periods of the given granularity that a range of days
+// touches: the points of its series.
+func periods(from, to time.Time, granularity string) int {
+	first, last := periodStart(from, granularity), periodStart(to, granularity)
+	switch granularity {
+	case "week":
+		return int(last.Sub(first).Hours()/24)/7 + 1
+	case "month":
+		return (last.Year()-first.Year())*12 + int(last.Month()-first.Month()) + 1
+	}
+	return int(last.Sub(first).Hours()/24) + 1
+}
+
+// tooManyPoints explains a range with more than maxPoints periods and names
+// what fits: each coarser granularity that covers the same range in one
+// call, and how far from may go at the granularity asked for.
+func tooManyPoints(from, to time.Time, granularity string, n int) *mcp.CallToolResult {
+	unit := map[string]string{"day": "days", "week": "weeks", "month": "months"}
+	var fits []string
+	for _, g := range granularities[slices.Index(granularities, granularity)+1:] {
+		if m := periods(from, to, g); m <= maxPoints {
+			fits = append(fits, fmt.Sprintf("granularity %s (%d points)", g, m))
+		}
+	}
+	earliest := periodStart(to, granularity)
+	for range maxPoints - 1 {
+		earliest = previousPeriod(earliest, granularity)
+	}
+	fits = append(fits, fmt.Sprintf("from %s or later", earliest.Format(dateLayout)))
+	return failf("from %s to %s is %d %s, and a series has at most %d points; use %s, or split the range into several calls",
+		from.Format(dateLayout), to.Format(dateLayout), n, unit[granularity], maxPoints, strings.Join(fits, ", or "))
+}
+
+func previousPeriod(t time.Time, granularity string) time.Time {
+	switch granularity {
+	case "week":
+		return t.AddDate(0, 0, -7)
+	case "month":
+		return t.AddDate(0, -1, 0)
+	}
+	return t.AddDate(0, 0, -1)
+}
+
 type topArgs struct {
 	By    string `json:"by"`
 	Days  int    `json:"days"`
@@ -354,9 +418,9 @@ func (s *store) topCustomers(a topArgs) *mcp.CallToolResult {
 		if v <= 0 {
 			continue
 		}
-		rc := rankedCustomer{CustomerID: id, Name: "(deleted contact)", Value: v}
+		rc := rankedCustomer{CustomerID: id, CustomerName: "(deleted contact)", Value: v}
 		if c := s.contact(id); c != nil {
-			rc.Name, rc.Company = c.name, c.company
+			rc.CustomerName, rc.Company = c.name, c.company
 		}
 		ranked = append(ranked, rc)
 	}

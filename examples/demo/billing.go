@@ -11,14 +11,16 @@ import (
 )
 
 // Billing: invoices, payments and refunds. All amounts are integer US cents,
-// so that sums are exact.
+// so that sums are exact. An invoice is open until it is due and overdue
+// after; both are unpaid and take payments.
 
 const currency = "USD"
 
 var (
 	invoiceStatuses = []string{"open", "overdue", "paid", "void"}
 	paymentMethods  = []string{"card", "bank_transfer", "paypal"}
-	datePattern     = `^\d{4}-\d{2}-\d{2}$`
+	paymentStatuses = []string{"succeeded", "partially_refunded", "refunded"}
+	refundReasons   = []string{"requested_by_customer", "duplicate", "fraudulent", "product_defect"}
 )
 
 type lineItemView struct {
@@ -32,28 +34,34 @@ type lineItemView struct {
 type paymentView struct {
 	ID            string `json:"id" jsonschema:"Payment id, e.g. pay_001"`
 	InvoiceID     string `json:"invoice_id" jsonschema:"Invoice the payment settles"`
-	CustomerID    string `json:"customer_id" jsonschema:"Customer's contact id"`
-	Method        string `json:"method" jsonschema:"card, bank_transfer or paypal"`
+	CustomerID    string `json:"customer_id" jsonschema:"Customer's contact id (con_...)"`
+	Method        string `json:"method" enum:"paymentMethods" jsonschema:"How the customer paid"`
 	AmountCents   int64  `json:"amount_cents" jsonschema:"Amount collected in US cents"`
 	RefundedCents int64  `json:"refunded_cents" jsonschema:"Amount refunded so far in US cents"`
-	Status        string `json:"status" jsonschema:"succeeded, partially_refunded or refunded"`
+	Status        string `json:"status" enum:"paymentStatuses" jsonschema:"Whether any of the payment was refunded"`
 	CreatedAt     string `json:"created_at" jsonschema:"When the payment was collected (RFC 3339)"`
 }
 
 type invoiceView struct {
-	ID             string         `json:"id" jsonschema:"Invoice id, e.g. inv_001"`
-	CustomerID     string         `json:"customer_id" jsonschema:"Customer's contact id"`
-	Status         string         `json:"status" jsonschema:"open, overdue (open and past due), paid or void"`
-	Currency       string         `json:"currency" jsonschema:"ISO 4217 currency code"`
-	TotalCents     int64          `json:"total_cents" jsonschema:"Invoice total in US cents"`
-	PaidCents      int64          `json:"paid_cents" jsonschema:"Amount paid so far in US cents"`
-	AmountDueCents int64          `json:"amount_due_cents" jsonschema:"Amount still to collect in US cents; 0 unless open or overdue"`
-	IssuedAt       string         `json:"issued_at" jsonschema:"When the invoice was issued (RFC 3339)"`
-	DueAt          string         `json:"due_at" jsonschema:"Payment deadline (RFC 3339)"`
-	ClosedAt       string         `json:"closed_at,omitempty" jsonschema:"When the invoice was paid in full or voided (RFC 3339)"`
-	Memo           string         `json:"memo,omitempty" jsonschema:"Note printed on the invoice"`
-	Items          []lineItemView `json:"items,omitempty" jsonschema:"Line items; returned by billing.get_invoice and billing.create_invoice"`
-	Payments       []paymentView  `json:"payments,omitempty" jsonschema:"Payments against the invoice; returned by billing.get_invoice"`
+	ID             string `json:"id" jsonschema:"Invoice id, e.g. inv_001"`
+	CustomerID     string `json:"customer_id" jsonschema:"Customer's contact id (con_...)"`
+	Status         string `json:"status" enum:"invoiceStatuses" jsonschema:"open (unpaid, not yet due), overdue (unpaid and past due_at), paid or void"`
+	Currency       string `json:"currency" enum:"currencies" jsonschema:"ISO 4217 currency code of every amount"`
+	TotalCents     int64  `json:"total_cents" jsonschema:"Invoice total in US cents"`
+	PaidCents      int64  `json:"paid_cents" jsonschema:"Amount paid so far in US cents"`
+	AmountDueCents int64  `json:"amount_due_cents" jsonschema:"Amount still to collect in US cents; 0 when paid or void"`
+	IssuedAt       string `json:"issued_at" jsonschema:"When the invoice was issued (RFC 3339)"`
+	DueAt          string `json:"due_at" jsonschema:"Payment deadline (RFC 3339)"`
+	ClosedAt       string `json:"closed_at,omitempty" jsonschema:"When the invoice was paid in full or voided (RFC 3339)"`
+	Memo           string `json:"memo,omitempty" jsonschema:"Note printed on the invoice"`
+}
+
+// invoiceDetail is an invoice with its lines and payments, as
+// billing.get_invoice and billing.create_invoice return it.
+type invoiceDetail struct {
+	invoiceView
+	Items    []lineItemView `json:"items" jsonschema:"Line items, in the order they were billed"`
+	Payments []paymentView  `json:"payments" jsonschema:"Payments against the invoice, oldest first; empty when there are none"`
 }
 
 type invoiceList struct {
@@ -62,30 +70,41 @@ type invoiceList struct {
 	NextOffset *int          `json:"next_offset,omitempty" jsonschema:"Offset of the next page; absent on the last page"`
 }
 
+type paymentList struct {
+	Payments   []paymentView `json:"payments" jsonschema:"Matching payments, newest first"`
+	Total      int           `json:"total" jsonschema:"Number of payments matching the filters"`
+	NextOffset *int          `json:"next_offset,omitempty" jsonschema:"Offset of the next page; absent on the last page"`
+}
+
+type paymentReceipt struct {
+	Payment paymentView `json:"payment" jsonschema:"The payment just recorded"`
+	Invoice invoiceView `json:"invoice" jsonschema:"The invoice after the payment; paid once nothing is due"`
+}
+
 type refundView struct {
 	ID                   string `json:"id" jsonschema:"Refund id, e.g. ref_001"`
 	PaymentID            string `json:"payment_id" jsonschema:"Payment that was refunded"`
 	InvoiceID            string `json:"invoice_id" jsonschema:"Invoice the payment belongs to"`
-	CustomerID           string `json:"customer_id" jsonschema:"Customer's contact id"`
+	CustomerID           string `json:"customer_id" jsonschema:"Customer's contact id (con_...)"`
 	AmountCents          int64  `json:"amount_cents" jsonschema:"Amount of this refund in US cents"`
-	Reason               string `json:"reason" jsonschema:"Why the money was returned"`
+	Reason               string `json:"reason" enum:"refundReasons" jsonschema:"Why the money was returned"`
 	CreatedAt            string `json:"created_at" jsonschema:"When the refund was issued (RFC 3339)"`
 	PaymentRefundedCents int64  `json:"payment_refunded_cents" jsonschema:"Total refunded on the payment, including this refund"`
-	PaymentStatus        string `json:"payment_status" jsonschema:"Payment status after the refund: partially_refunded or refunded"`
+	PaymentStatus        string `json:"payment_status" enum:"refundedStatuses" jsonschema:"Payment status after the refund"`
 }
 
 type balanceView struct {
-	CustomerID       string `json:"customer_id" jsonschema:"Customer's contact id"`
+	CustomerID       string `json:"customer_id" jsonschema:"Customer's contact id (con_...)"`
 	CustomerName     string `json:"customer_name" jsonschema:"Customer's name"`
-	Currency         string `json:"currency" jsonschema:"ISO 4217 currency code"`
-	InvoicedCents    int64  `json:"invoiced_cents" jsonschema:"Total of all invoices that are not void"`
-	PaidCents        int64  `json:"paid_cents" jsonschema:"Total collected in payments"`
-	RefundedCents    int64  `json:"refunded_cents" jsonschema:"Total returned in refunds"`
+	Currency         string `json:"currency" enum:"currencies" jsonschema:"ISO 4217 currency code of every amount"`
+	InvoicedCents    int64  `json:"invoiced_cents" jsonschema:"Total of all invoices that are not void, in US cents"`
+	PaidCents        int64  `json:"paid_cents" jsonschema:"Total collected in payments, in US cents"`
+	RefundedCents    int64  `json:"refunded_cents" jsonschema:"Total returned in refunds, in US cents"`
 	NetPaidCents     int64  `json:"net_paid_cents" jsonschema:"paid_cents minus refunded_cents"`
-	OutstandingCents int64  `json:"outstanding_cents" jsonschema:"Amount due on open and overdue invoices"`
-	OverdueCents     int64  `json:"overdue_cents" jsonschema:"Part of outstanding_cents that is past due"`
-	OpenInvoices     int    `json:"open_invoices" jsonschema:"Number of open invoices, overdue ones included"`
-	OverdueInvoices  int    `json:"overdue_invoices" jsonschema:"Number of overdue invoices"`
+	OutstandingCents int64  `json:"outstanding_cents" jsonschema:"Amount due on unpaid (open and overdue) invoices, in US cents"`
+	OverdueCents     int64  `json:"overdue_cents" jsonschema:"Part of outstanding_cents due on overdue invoices"`
+	OpenInvoices     int    `json:"open_invoices" jsonschema:"Number of open invoices (unpaid, not yet due); overdue ones are not counted here"`
+	OverdueInvoices  int    `json:"overdue_invoices" jsonschema:"Number of overdue invoices (unpaid and past due)"`
 }
 
 func (p *payment) status() string {
@@ -119,24 +138,26 @@ func (inv *invoice) due() int64 {
 	return inv.totalCents - inv.paidCents
 }
 
-func (s *store) invoiceView(inv *invoice, detail bool) invoiceView {
-	v := invoiceView{
+func (s *store) invoiceView(inv *invoice) invoiceView {
+	return invoiceView{
 		ID: inv.id, CustomerID: inv.customerID, Status: inv.statusAt(s.now()), Currency: currency,
 		TotalCents: inv.totalCents, PaidCents: inv.paidCents, AmountDueCents: inv.due(),
 		IssuedAt: stamp(inv.issuedAt), DueAt: stamp(inv.dueAt), ClosedAt: stamp(inv.closedAt), Memo: inv.memo,
 	}
-	if detail {
-		for _, li := range inv.items {
-			v.Items = append(v.Items, lineItemView{ProductID: li.productID, Description: li.description,
-				Quantity: li.quantity, UnitPriceCents: li.unitPriceCents, AmountCents: li.amountCents})
-		}
-		for _, p := range s.payments {
-			if p.invoiceID == inv.id {
-				v.Payments = append(v.Payments, p.view())
-			}
+}
+
+func (s *store) invoiceDetail(inv *invoice) invoiceDetail {
+	d := invoiceDetail{invoiceView: s.invoiceView(inv), Items: []lineItemView{}, Payments: []paymentView{}}
+	for _, li := range inv.items {
+		d.Items = append(d.Items, lineItemView{ProductID: li.productID, Description: li.description,
+			Quantity: li.quantity, UnitPriceCents: li.unitPriceCents, AmountCents: li.amountCents})
+	}
+	for _, p := range s.payments {
+		if p.invoiceID == inv.id {
+			d.Payments = append(d.Payments, p.view())
 		}
 	}
-	return v
+	return d
 }
 
 // billingTool tags a billing tool "payments", so that search can offer the
@@ -147,21 +168,14 @@ func billingTool(t mcp.Tool, m catalog.Meta) mcp.Tool {
 }
 
 func (s *store) billingTools() []server.ServerTool {
-	customerID := func(required bool, what string) mcp.ToolOption {
-		o := []mcp.PropertyOption{mcp.Description(what)}
-		if required {
-			o = append(o, mcp.Required())
-		}
-		return mcp.WithString("customer_id", o...)
-	}
-	invoiceID := mcp.WithString("invoice_id", mcp.Required(), mcp.Description("Id of the invoice, e.g. inv_001."))
+	invoiceID := mcp.WithString("invoice_id", mcp.Required(), mcp.Description("Id of the invoice, e.g. inv_001; billing.list_invoices returns ids."))
 	lineItem := map[string]any{
 		"type":                 "object",
 		"additionalProperties": false,
 		"required":             []string{"quantity"},
 		"properties": map[string]any{
 			"product_id": map[string]any{"type": "string",
-				"description": "Inventory product id or SKU; description and price default to the product's."},
+				"description": "Inventory product id or SKU (prd_001 or HW-1001); description and price default to the product's."},
 			"description": map[string]any{"type": "string", "minLength": 1, "maxLength": 200,
 				"description": "What is sold; required without product_id."},
 			"quantity": map[string]any{"type": "integer", "minimum": 1, "maximum": 1000,
@@ -171,83 +185,102 @@ func (s *store) billingTools() []server.ServerTool {
 		},
 	}
 
-	refund := newTool("billing.refund_payment", "Refund payment",
-		"Return money from a payment to the customer, in full or in part. Refunds cannot be undone; "+
-			"the customer's net paid balance drops by the refunded amount.",
-		// Destructive: the money is gone and cannot be taken back. Not
-		// idempotent: each call refunds again. Closed-world: the refund is
-		// booked in this billing system, which settles with the card
-		// processor on its own schedule.
-		hints{destructive: true},
-		mcp.WithString("payment_id", mcp.Required(), mcp.Description("Id of the payment, e.g. pay_001; billing.list_payments returns ids.")),
-		mcp.WithInteger("amount_cents", mcp.Description("Amount to refund in US cents; defaults to everything not yet refunded."),
-			mcp.Min(1), mcp.Max(100000000)),
-		mcp.WithString("reason", mcp.Description("Why the money is returned."),
-			mcp.Enum("requested_by_customer", "duplicate", "fraudulent", "product_defect"), mcp.DefaultString("requested_by_customer")),
-		withOutput[refundView]())
-
 	return []server.ServerTool{
 		{Tool: billingTool(newTool("billing.list_invoices", "List invoices",
-			"List invoices, newest first, optionally for one customer, in one status or issued after a date.",
+			"List invoices, newest first, optionally for one customer, in one status or issued since a day.",
 			readOnly,
 			join([]mcp.ToolOption{
-				customerID(false, "Only invoices of this customer (contact id, e.g. con_001)."),
-				mcp.WithString("status", mcp.Description("Only invoices in this status; an unpaid invoice past its due date is overdue, not open."),
+				withCustomerID("Only invoices of this customer", false),
+				mcp.WithString("status", mcp.Description("Only invoices in this status: open (unpaid, not yet due), overdue "+
+					"(unpaid and past due), paid or void. For every unpaid invoice, list open and overdue ones."),
 					mcp.Enum(invoiceStatuses...)),
-				mcp.WithString("issued_after", mcp.Description("Only invoices issued on or after this UTC date (YYYY-MM-DD)."),
-					mcp.Pattern(datePattern)),
+				withDate("issued_since", "Only invoices issued on or after this day"),
 				withOutput[invoiceList](),
-			}, withPaging())...), catalog.Meta{}),
+			}, withPaging())...), catalog.Meta{Examples: []catalog.Example{
+			example("Overdue invoices", map[string]any{"status": "overdue"}),
+			example("Every invoice of one customer", map[string]any{"customer_id": "con_009", "limit": 100}),
+		}}),
 			Handler: handle(s, s.listInvoices)},
 		{Tool: billingTool(newTool("billing.get_invoice", "Get invoice",
 			"Fetch one invoice with its line items and payments.",
-			readOnly, invoiceID, withOutput[invoiceView]()), catalog.Meta{}),
+			readOnly, invoiceID, withOutput[invoiceDetail]()), catalog.Meta{Examples: []catalog.Example{
+			example("One invoice in full", map[string]any{"invoice_id": "inv_001"}),
+		}}),
 			Handler: handle(s, s.getInvoice)},
 		{Tool: billingTool(newTool("billing.create_invoice", "Create invoice",
 			"Issue an invoice to a customer. Each line sells either an inventory product (price taken from the catalog "+
 				"unless given) or a free-text item with a price.",
 			additive,
-			customerID(true, "Customer to bill (contact id, e.g. con_001)."),
+			withCustomerID("Customer to bill", true),
 			mcp.WithArray("items", mcp.Required(), mcp.Description("Line items, at least one."),
 				mcp.Items(lineItem), mcp.MinItems(1), mcp.MaxItems(50)),
-			mcp.WithInteger("due_in_days", mcp.Description("Days until payment is due."), mcp.Min(0), mcp.Max(120), mcp.DefaultNumber(30)),
+			mcp.WithInteger("due_in_days", mcp.Description("Days from today until payment is due."), mcp.Min(0), mcp.Max(120), mcp.DefaultNumber(30)),
 			mcp.WithString("memo", mcp.Description("Note printed on the invoice."), mcp.MaxLength(500)),
-			withOutput[invoiceView]()), catalog.Meta{}),
+			withOutput[invoiceDetail]()), catalog.Meta{Examples: []catalog.Example{
+			example("Two keyboards and a setup fee, due in 14 days", map[string]any{"customer_id": "con_001", "due_in_days": 14,
+				"items": []any{
+					map[string]any{"product_id": "HW-1001", "quantity": 2},
+					map[string]any{"description": "Setup fee", "quantity": 1, "unit_price_cents": 5000},
+				}}),
+		}}),
 			Handler: handle(s, s.createInvoice)},
 		{Tool: billingTool(newTool("billing.record_payment", "Record payment",
-			"Record money received against an open invoice; the invoice becomes paid once nothing is due.",
+			"Record money received against an unpaid (open or overdue) invoice; the invoice becomes paid once nothing is due.",
 			additive, invoiceID,
-			mcp.WithInteger("amount_cents", mcp.Description("Amount received in US cents; defaults to the amount due."),
+			mcp.WithInteger("amount_cents", mcp.Description("Amount received in US cents; defaults to the whole amount due."),
 				mcp.Min(1), mcp.Max(100000000)),
-			mcp.WithString("method", mcp.Description("How the customer paid."), mcp.Enum(paymentMethods...), mcp.DefaultString("card"))),
-			catalog.Meta{}),
+			mcp.WithString("method", mcp.Description("How the customer paid."), mcp.Enum(paymentMethods...), mcp.DefaultString("card")),
+			withOutput[paymentReceipt]()), catalog.Meta{Examples: []catalog.Example{
+			example("The whole amount due, by card", map[string]any{"invoice_id": "inv_047"}),
+			example("$500.00 of an overdue invoice by bank transfer", map[string]any{"invoice_id": "inv_009", "amount_cents": 50000, "method": "bank_transfer"}),
+		}}),
 			Handler: handle(s, s.recordPayment)},
 		{Tool: billingTool(newTool("billing.list_payments", "List payments",
 			"List payments, newest first, optionally for one customer or one invoice, with how much was refunded.",
 			readOnly,
 			join([]mcp.ToolOption{
-				customerID(false, "Only payments of this customer (contact id)."),
-				mcp.WithString("invoice_id", mcp.Description("Only payments against this invoice.")),
-			}, withPaging())...), catalog.Meta{}),
+				withCustomerID("Only payments of this customer", false),
+				mcp.WithString("invoice_id", mcp.Description("Only payments against this invoice (inv_...).")),
+				withOutput[paymentList](),
+			}, withPaging())...), catalog.Meta{Examples: []catalog.Example{
+			example("Payments of one customer", map[string]any{"customer_id": "con_028"}),
+		}}),
 			Handler: handle(s, s.listPayments)},
-		{Tool: billingTool(refund, catalog.Meta{
-			RequiresApproval: catalog.Bool(true),
-			Tags:             []string{"refunds"},
+		{Tool: billingTool(newTool("billing.refund_payment", "Refund payment",
+			"Return money from a payment to the customer, in full or in part. Refunds cannot be undone; "+
+				"the customer's net paid balance drops by the refunded amount.",
+			// Destructive: the money is gone and cannot be taken back. Not
+			// idempotent: each call refunds again. Closed-world: the refund is
+			// booked in this billing system, which settles with the card
+			// processor on its own schedule.
+			hints{destructive: true},
+			mcp.WithString("payment_id", mcp.Required(), mcp.Description("Id of the payment, e.g. pay_001; billing.list_payments returns ids.")),
+			mcp.WithInteger("amount_cents", mcp.Description("Amount to refund in US cents; defaults to everything not yet refunded."),
+				mcp.Min(1), mcp.Max(100000000)),
+			mcp.WithString("reason", mcp.Description("Why the money is returned."),
+				mcp.Enum(refundReasons...), mcp.DefaultString("requested_by_customer")),
+			withOutput[refundView]()), approval(catalog.Meta{
+			Tags: []string{"refunds"},
 			Examples: []catalog.Example{
-				{Description: "Refund $15.00 of a payment", Input: map[string]any{"payment_id": "pay_003", "amount_cents": 1500}},
-				{Description: "Refund a duplicate charge in full", Input: map[string]any{"payment_id": "pay_007", "reason": "duplicate"}},
+				example("Refund $15.00 of a payment", map[string]any{"payment_id": "pay_003", "amount_cents": 1500}),
+				example("Refund a duplicate charge in full", map[string]any{"payment_id": "pay_007", "reason": "duplicate"}),
 			},
-		}), Handler: handle(s, s.refundPayment)},
+		})), Handler: handle(s, s.refundPayment)},
 		{Tool: billingTool(newTool("billing.void_invoice", "Void invoice",
-			"Cancel an open invoice that has no payments so it is no longer owed. Voiding cannot be undone.",
+			"Cancel an unpaid (open or overdue) invoice that has no payments, so it is no longer owed. Voiding cannot be undone; "+
+				"voiding a void invoice returns it unchanged.",
 			overwrite, invoiceID,
-			mcp.WithString("reason", mcp.Description("Why the invoice is voided, kept in its memo."), mcp.MaxLength(500))),
-			catalog.Meta{}),
+			mcp.WithString("reason", mcp.Description("Why the invoice is voided, added to its memo."), mcp.MaxLength(500)),
+			withOutput[invoiceView]()), approval(catalog.Meta{Examples: []catalog.Example{
+			example("Cancel an invoice sent by mistake", map[string]any{"invoice_id": "inv_047", "reason": "Sent by mistake"}),
+		}})),
 			Handler: handle(s, s.voidInvoice)},
 		{Tool: billingTool(newTool("billing.get_balance", "Get customer balance",
 			"Summarize a customer's account: invoiced, paid, refunded, outstanding and overdue amounts.",
-			readOnly, customerID(true, "Customer (contact id, e.g. con_001)."), withOutput[balanceView]()),
-			catalog.Meta{}),
+			readOnly, withCustomerID("Customer whose account to summarize", true), withOutput[balanceView]()),
+			catalog.Meta{Examples: []catalog.Example{
+				example("A customer with overdue invoices", map[string]any{"customer_id": "con_009"}),
+			}}),
 			Handler: handle(s, s.getBalance)},
 	}
 }
@@ -255,19 +288,19 @@ func (s *store) billingTools() []server.ServerTool {
 type listInvoicesArgs struct {
 	CustomerID  string `json:"customer_id"`
 	Status      string `json:"status"`
-	IssuedAfter string `json:"issued_after"`
+	IssuedSince string `json:"issued_since"`
 	Limit       int    `json:"limit"`
 	Offset      int    `json:"offset"`
 }
 
 func (s *store) listInvoices(a listInvoicesArgs) *mcp.CallToolResult {
-	var after time.Time
-	if a.IssuedAfter != "" {
-		t, err := time.Parse(dateLayout, a.IssuedAfter)
-		if err != nil {
-			return failf("issued_after %q is not a valid date (YYYY-MM-DD)", a.IssuedAfter)
+	var since time.Time
+	if a.IssuedSince != "" {
+		t, bad := parseDate("issued_since", a.IssuedSince)
+		if bad != nil {
+			return bad
 		}
-		after = t
+		since = t
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -277,7 +310,7 @@ func (s *store) listInvoices(a listInvoicesArgs) *mcp.CallToolResult {
 		inv := s.invoices[i]
 		if (a.CustomerID != "" && inv.customerID != a.CustomerID) ||
 			(a.Status != "" && inv.statusAt(now) != a.Status) ||
-			inv.issuedAt.Before(after) {
+			inv.issuedAt.Before(since) {
 			continue
 		}
 		matches = append(matches, inv)
@@ -285,7 +318,7 @@ func (s *store) listInvoices(a listInvoicesArgs) *mcp.CallToolResult {
 	from, to, next := page(len(matches), a.Offset, a.Limit)
 	out := invoiceList{Invoices: []invoiceView{}, Total: len(matches), NextOffset: next}
 	for _, inv := range matches[from:to] {
-		out.Invoices = append(out.Invoices, s.invoiceView(inv, false))
+		out.Invoices = append(out.Invoices, s.invoiceView(inv))
 	}
 	return structured(out)
 }
@@ -301,7 +334,7 @@ func (s *store) getInvoice(a invoiceIDArgs) *mcp.CallToolResult {
 	if inv == nil {
 		return notFound("invoice", a.InvoiceID, "billing.list_invoices")
 	}
-	return structured(s.invoiceView(inv, true))
+	return structured(s.invoiceDetail(inv))
 }
 
 type createInvoiceArgs struct {
@@ -351,7 +384,7 @@ func (s *store) createInvoice(a createInvoiceArgs) *mcp.CallToolResult {
 	}
 	inv.id = s.newID("inv")
 	s.invoices = append(s.invoices, inv)
-	return structured(s.invoiceView(inv, true))
+	return structured(s.invoiceDetail(inv))
 }
 
 type recordPaymentArgs struct {
@@ -368,7 +401,7 @@ func (s *store) recordPayment(a recordPaymentArgs) *mcp.CallToolResult {
 		return notFound("invoice", a.InvoiceID, "billing.list_invoices")
 	}
 	if inv.status != "open" {
-		return failf("invoice %s is %s; only open invoices take payments", inv.id, inv.status)
+		return failf("invoice %s is %s; only unpaid (open or overdue) invoices take payments", inv.id, inv.status)
 	}
 	due := inv.due()
 	amount := a.AmountCents
@@ -376,7 +409,8 @@ func (s *store) recordPayment(a recordPaymentArgs) *mcp.CallToolResult {
 		amount = due
 	}
 	if amount > due {
-		return failf("amount_cents %d exceeds the %d cents due on invoice %s", amount, due, inv.id)
+		return failf("amount_cents %d exceeds the %d cents due on invoice %s; record at most %d, "+
+			"or leave amount_cents out to record the whole amount due", amount, due, inv.id, due)
 	}
 	if a.Method == "" {
 		a.Method = "card"
@@ -389,7 +423,7 @@ func (s *store) recordPayment(a recordPaymentArgs) *mcp.CallToolResult {
 	if inv.due() == 0 {
 		inv.status, inv.closedAt = "paid", now
 	}
-	return jsonText(map[string]any{"payment": p.view(), "invoice": s.invoiceView(inv, false)})
+	return structured(paymentReceipt{Payment: p.view(), Invoice: s.invoiceView(inv)})
 }
 
 type listPaymentsArgs struct {
@@ -411,11 +445,7 @@ func (s *store) listPayments(a listPaymentsArgs) *mcp.CallToolResult {
 		matches = append(matches, p.view())
 	}
 	from, to, next := page(len(matches), a.Offset, a.Limit)
-	out := map[string]any{"payments": append([]paymentView{}, matches[from:to]...), "total": len(matches)}
-	if next != nil {
-		out["next_offset"] = *next
-	}
-	return jsonText(out)
+	return structured(paymentList{Payments: append([]paymentView{}, matches[from:to]...), Total: len(matches), NextOffset: next})
 }
 
 type refundArgs struct {
@@ -433,14 +463,15 @@ func (s *store) refundPayment(a refundArgs) *mcp.CallToolResult {
 	}
 	left := p.amountCents - p.refundedCents
 	if left == 0 {
-		return failf("payment %s is already fully refunded", p.id)
+		return failf("payment %s is already fully refunded; nothing is left to refund", p.id)
 	}
 	amount := a.AmountCents
 	if amount == 0 {
 		amount = left
 	}
 	if amount > left {
-		return failf("amount_cents %d exceeds the %d cents still refundable on payment %s", amount, left, p.id)
+		return failf("amount_cents %d exceeds the %d cents still refundable on payment %s; refund at most %d, "+
+			"or leave amount_cents out to refund the rest", amount, left, p.id, left)
 	}
 	if a.Reason == "" {
 		a.Reason = "requested_by_customer"
@@ -469,15 +500,19 @@ func (s *store) voidInvoice(a voidArgs) *mcp.CallToolResult {
 	switch {
 	case inv.status == "void":
 		// Already void: report it unchanged, as the call promises idempotence.
-	case inv.status == "paid" || inv.paidCents > 0:
-		return failf("invoice %s has payments; refund them with billing.refund_payment instead of voiding", inv.id)
+	case inv.status == "paid":
+		return failf("invoice %s is paid and has payments, so it cannot be voided; to give the money back, "+
+			"refund its payments with billing.refund_payment (billing.list_payments with invoice_id %s lists them)", inv.id, inv.id)
+	case inv.paidCents > 0:
+		return failf("invoice %s has payments, so it cannot be voided; collect the rest with billing.record_payment, "+
+			"or refund its payments with billing.refund_payment to give the money back", inv.id)
 	default:
 		inv.status, inv.closedAt = "void", s.now()
 		if a.Reason != "" {
 			inv.memo = strings.TrimSpace(strings.Join([]string{inv.memo, "Voided: " + a.Reason}, " "))
 		}
 	}
-	return jsonText(s.invoiceView(inv, false))
+	return structured(s.invoiceView(inv))
 }
 
 type customerIDArgs struct {
@@ -498,13 +533,13 @@ func (s *store) getBalance(a customerIDArgs) *mcp.CallToolResult {
 			continue
 		}
 		b.InvoicedCents += inv.totalCents
-		if inv.status == "open" {
+		b.OutstandingCents += inv.due()
+		switch inv.statusAt(now) {
+		case "open":
 			b.OpenInvoices++
-			b.OutstandingCents += inv.due()
-			if inv.statusAt(now) == "overdue" {
-				b.OverdueInvoices++
-				b.OverdueCents += inv.due()
-			}
+		case "overdue":
+			b.OverdueInvoices++
+			b.OverdueCents += inv.due()
 		}
 	}
 	for _, p := range s.payments {

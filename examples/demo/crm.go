@@ -11,7 +11,7 @@ import (
 )
 
 // CRM: the people the business sells to. A contact's id doubles as the
-// customer id in billing, support and analytics.
+// customer_id of billing, support, analytics and notifications.
 
 var contactStatuses = []string{"lead", "customer", "churned"}
 
@@ -19,25 +19,40 @@ const emailPattern = `^[^@\s]+@[^@\s]+\.[^@\s]+$`
 
 type noteView struct {
 	ID        string `json:"id" jsonschema:"Note id"`
-	AuthorID  string `json:"author_id,omitempty" jsonschema:"Id of the workspace user who wrote the note"`
+	AuthorID  string `json:"author_id,omitempty" jsonschema:"Workspace user (usr_...) who wrote the note; absent when nobody is named"`
 	Body      string `json:"body" jsonschema:"Text of the note"`
 	CreatedAt string `json:"created_at" jsonschema:"When the note was written (RFC 3339)"`
 }
 
 type contactView struct {
-	ID        string     `json:"id" jsonschema:"Contact id, also used as customer_id by billing, support and analytics"`
-	Name      string     `json:"name" jsonschema:"Full name"`
-	Email     string     `json:"email" jsonschema:"Email address"`
-	Phone     string     `json:"phone,omitempty" jsonschema:"Phone number"`
-	Company   string     `json:"company,omitempty" jsonschema:"Company the contact works for"`
-	Title     string     `json:"title,omitempty" jsonschema:"Job title"`
-	Status    string     `json:"status" jsonschema:"Lifecycle stage: lead, customer or churned"`
-	Tags      []string   `json:"tags" jsonschema:"Segmentation tags such as enterprise, smb, vip"`
-	OwnerID   string     `json:"owner_id,omitempty" jsonschema:"Id of the workspace user who owns the relationship"`
-	NoteCount int        `json:"note_count" jsonschema:"Number of notes on the contact"`
-	Notes     []noteView `json:"notes,omitempty" jsonschema:"Notes, oldest first; only returned by crm.get_contact"`
-	CreatedAt string     `json:"created_at" jsonschema:"When the contact was created (RFC 3339)"`
-	UpdatedAt string     `json:"updated_at" jsonschema:"When the contact last changed (RFC 3339)"`
+	ID        string   `json:"id" jsonschema:"Contact id, also used as customer_id by billing, support and analytics"`
+	Name      string   `json:"name" jsonschema:"Full name"`
+	Email     string   `json:"email" jsonschema:"Email address"`
+	Phone     string   `json:"phone,omitempty" jsonschema:"Phone number"`
+	Company   string   `json:"company,omitempty" jsonschema:"Company the contact works for"`
+	Title     string   `json:"title,omitempty" jsonschema:"Job title"`
+	Status    string   `json:"status" enum:"contactStatuses" jsonschema:"Lifecycle stage"`
+	Tags      []string `json:"tags" jsonschema:"Segmentation tags such as enterprise, smb, vip"`
+	OwnerID   string   `json:"owner_id,omitempty" jsonschema:"Id of the workspace user who owns the relationship"`
+	NoteCount int      `json:"note_count" jsonschema:"Number of notes on the contact; crm.get_contact returns them"`
+	CreatedAt string   `json:"created_at" jsonschema:"When the contact was created (RFC 3339)"`
+	UpdatedAt string   `json:"updated_at" jsonschema:"When the contact last changed (RFC 3339)"`
+}
+
+// contactDetail is a contact with its notes, as crm.get_contact returns it.
+type contactDetail struct {
+	contactView
+	Notes []noteView `json:"notes" jsonschema:"Notes, oldest first; empty when there are none"`
+}
+
+type deletedContact struct {
+	ID      string `json:"id" jsonschema:"Id of the deleted contact"`
+	Deleted bool   `json:"deleted" jsonschema:"Always true"`
+}
+
+type addedNote struct {
+	ContactID string   `json:"contact_id" jsonschema:"Contact the note was added to"`
+	Note      noteView `json:"note" jsonschema:"The new note"`
 }
 
 type contactList struct {
@@ -46,18 +61,20 @@ type contactList struct {
 	NextOffset *int          `json:"next_offset,omitempty" jsonschema:"Offset of the next page; absent on the last page"`
 }
 
-func (c *contact) view(withNotes bool) contactView {
-	v := contactView{
+func (c *contact) view() contactView {
+	return contactView{
 		ID: c.id, Name: c.name, Email: c.email, Phone: c.phone, Company: c.company,
 		Title: c.title, Status: c.status, Tags: append([]string{}, c.tags...), OwnerID: c.ownerID,
 		NoteCount: len(c.notes), CreatedAt: stamp(c.createdAt), UpdatedAt: stamp(c.updatedAt),
 	}
-	if withNotes {
-		for _, n := range c.notes {
-			v.Notes = append(v.Notes, n.view())
-		}
+}
+
+func (c *contact) detail() contactDetail {
+	d := contactDetail{contactView: c.view(), Notes: []noteView{}}
+	for _, n := range c.notes {
+		d.Notes = append(d.Notes, n.view())
 	}
-	return v
+	return d
 }
 
 func (n note) view() noteView {
@@ -81,18 +98,20 @@ func (s *store) crmTools() []server.ServerTool {
 			mcp.WithString("owner_id", mcp.Description("Only contacts owned by this workspace user (usr_...).")),
 			withOutput[contactList](),
 		}, withPaging())...)
-	find = catalog.SetMeta(find, catalog.Meta{Examples: []catalog.Example{
-		{Description: "Paying customers at Acme", Input: map[string]any{"query": "acme", "status": "customer"}},
-		{Description: "VIP contacts, second page", Input: map[string]any{"tag": "vip", "limit": 10, "offset": 10}},
+	find = withMeta(find, catalog.Meta{Examples: []catalog.Example{
+		example("Paying customers at Acme", map[string]any{"query": "acme", "status": "customer"}),
+		example("VIP contacts, second page", map[string]any{"tag": "vip", "limit": 10, "offset": 10}),
 	}})
 
 	return []server.ServerTool{
 		{Tool: find, Handler: handle(s, s.findContacts)},
-		{Tool: newTool("crm.get_contact", "Get contact",
+		{Tool: withMeta(newTool("crm.get_contact", "Get contact",
 			"Fetch one contact with all of its notes.",
-			readOnly, contactID, withOutput[contactView]()),
+			readOnly, contactID, withOutput[contactDetail]()), catalog.Meta{Examples: []catalog.Example{
+			example("One contact and its notes", map[string]any{"contact_id": "con_001"}),
+		}}),
 			Handler: handle(s, s.getContact)},
-		{Tool: newTool("crm.create_contact", "Create contact",
+		{Tool: withMeta(newTool("crm.create_contact", "Create contact",
 			"Create a CRM contact. Duplicate emails are allowed, as people move between companies; "+
 				"search first with crm.find_contacts to avoid them.",
 			additive,
@@ -104,10 +123,13 @@ func (s *store) crmTools() []server.ServerTool {
 			mcp.WithString("status", mcp.Description("Lifecycle stage; new contacts are usually leads."),
 				mcp.Enum(contactStatuses...), mcp.DefaultString("lead")),
 			tags,
-			mcp.WithString("owner_id", mcp.Description("Workspace user (usr_...) who owns the relationship.")),
-			withOutput[contactView]()),
+			mcp.WithString("owner_id", mcp.Description("Active workspace user (usr_...) who owns the relationship.")),
+			withOutput[contactView]()), catalog.Meta{Examples: []catalog.Example{
+			example("A new lead owned by a sales rep", map[string]any{"name": "Ada Lovelace", "email": "ada@analytical.example",
+				"company": "Analytical Engines", "tags": []any{"smb", "newsletter"}, "owner_id": "usr_010"}),
+		}}),
 			Handler: handle(s, s.createContact)},
-		{Tool: newTool("crm.update_contact", "Update contact",
+		{Tool: withMeta(newTool("crm.update_contact", "Update contact",
 			"Change fields of a contact; fields left out keep their value and tags, when given, replace the old list.",
 			overwrite,
 			contactID,
@@ -118,19 +140,28 @@ func (s *store) crmTools() []server.ServerTool {
 			mcp.WithString("title", mcp.Description("New job title."), mcp.MaxLength(200)),
 			mcp.WithString("status", mcp.Description("New lifecycle stage."), mcp.Enum(contactStatuses...)),
 			tags,
-			mcp.WithString("owner_id", mcp.Description("New owner (usr_...)."))),
+			mcp.WithString("owner_id", mcp.Description("New owner, an active workspace user (usr_...).")),
+			withOutput[contactView]()), catalog.Meta{Examples: []catalog.Example{
+			example("A lead becomes a paying customer", map[string]any{"contact_id": "con_006", "status": "customer"}),
+			example("Replace the tags", map[string]any{"contact_id": "con_001", "tags": []any{"enterprise", "vip"}}),
+		}}),
 			Handler: handle(s, s.updateContact)},
-		{Tool: newTool("crm.delete_contact", "Delete contact",
-			"Permanently delete a contact and its notes. Contacts with unpaid invoices cannot be deleted; "+
-				"their invoices and tickets keep the old id.",
-			overwrite, contactID),
+		{Tool: withMeta(newTool("crm.delete_contact", "Delete contact",
+			"Permanently delete a contact and its notes. Contacts with unpaid (open or overdue) invoices cannot be deleted; "+
+				"their paid and void invoices, payments and tickets keep the old id.",
+			overwrite, contactID, withOutput[deletedContact]()), approval(catalog.Meta{Examples: []catalog.Example{
+			example("Delete a lead that was never billed", map[string]any{"contact_id": "con_008"}),
+		}})),
 			Handler: handle(s, s.deleteContact)},
-		{Tool: newTool("crm.add_note", "Add note to contact",
+		{Tool: withMeta(newTool("crm.add_note", "Add note to contact",
 			"Append a note to a contact's timeline, e.g. a call summary.",
 			additive,
 			contactID,
 			mcp.WithString("body", mcp.Required(), mcp.Description("Text of the note."), mcp.MinLength(1), mcp.MaxLength(4000)),
-			mcp.WithString("author_id", mcp.Description("Workspace user (usr_...) writing the note; defaults to the contact's owner."))),
+			mcp.WithString("author_id", mcp.Description("Workspace user (usr_...) writing the note; defaults to the contact's owner.")),
+			withOutput[addedNote]()), catalog.Meta{Examples: []catalog.Example{
+			example("Record a call summary", map[string]any{"contact_id": "con_001", "body": "Call: wants a quote for 20 more seats."}),
+		}}),
 			Handler: handle(s, s.addNote)},
 	}
 }
@@ -166,7 +197,7 @@ func (s *store) findContacts(a findContactsArgs) *mcp.CallToolResult {
 	from, to, next := page(len(matches), a.Offset, a.Limit)
 	out := contactList{Contacts: []contactView{}, Total: len(matches), NextOffset: next}
 	for _, c := range matches[from:to] {
-		out.Contacts = append(out.Contacts, c.view(false))
+		out.Contacts = append(out.Contacts, c.view())
 	}
 	return structured(out)
 }
@@ -182,7 +213,7 @@ func (s *store) getContact(a contactIDArgs) *mcp.CallToolResult {
 	if c == nil {
 		return notFound("contact", a.ContactID, "crm.find_contacts")
 	}
-	return structured(c.view(true))
+	return structured(c.detail())
 }
 
 type contactFields struct {
@@ -203,7 +234,7 @@ func (s *store) checkOwner(id string) *mcp.CallToolResult {
 		return notFound("user", id, "users.list")
 	}
 	if u.status == "deactivated" {
-		return failf("user %q is deactivated and cannot own contacts", id)
+		return failf("user %q is deactivated and cannot own contacts; choose an active user (users.list with status active)", id)
 	}
 	return nil
 }
@@ -220,7 +251,7 @@ func (s *store) createContact(a contactFields) *mcp.CallToolResult {
 	c := &contact{id: s.newID("con"), status: "lead", tags: []string{}, createdAt: now, updatedAt: now}
 	c.apply(a)
 	s.contacts = append(s.contacts, c)
-	return structured(c.view(true))
+	return structured(c.view())
 }
 
 func (c *contact) apply(a contactFields) {
@@ -265,7 +296,7 @@ func (s *store) updateContact(a updateContactArgs) *mcp.CallToolResult {
 	}
 	c.apply(f)
 	c.updatedAt = s.now()
-	return jsonText(c.view(false))
+	return structured(c.view())
 }
 
 func (s *store) deleteContact(a contactIDArgs) *mcp.CallToolResult {
@@ -275,13 +306,20 @@ func (s *store) deleteContact(a contactIDArgs) *mcp.CallToolResult {
 	if i < 0 {
 		return notFound("contact", a.ContactID, "crm.find_contacts")
 	}
+	now := s.now()
 	for _, inv := range s.invoices {
-		if inv.customerID == a.ContactID && inv.status == "open" {
-			return failf("contact %q has unpaid invoice %s; collect or void it with billing.void_invoice first", a.ContactID, inv.id)
+		if inv.customerID != a.ContactID || inv.status != "open" {
+			continue
 		}
+		fix := "collect the rest with billing.record_payment"
+		if inv.paidCents == 0 {
+			fix = "collect it with billing.record_payment or cancel it with billing.void_invoice"
+		}
+		return failf("contact %q has unpaid invoice %s (%s, %d cents due); %s, then delete the contact",
+			a.ContactID, inv.id, inv.statusAt(now), inv.due(), fix)
 	}
 	s.contacts = slices.Delete(s.contacts, i, i+1)
-	return jsonText(map[string]any{"id": a.ContactID, "deleted": true})
+	return structured(deletedContact{ID: a.ContactID, Deleted: true})
 }
 
 type addNoteArgs struct {
@@ -306,5 +344,5 @@ func (s *store) addNote(a addNoteArgs) *mcp.CallToolResult {
 	n := note{id: s.newID("note"), authorID: author, body: strings.TrimSpace(a.Body), createdAt: s.now()}
 	c.notes = append(c.notes, n)
 	c.updatedAt = n.createdAt
-	return jsonText(map[string]any{"contact_id": c.id, "note": n.view()})
+	return structured(addedNote{ContactID: c.id, Note: n.view()})
 }

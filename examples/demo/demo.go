@@ -1,29 +1,15 @@
-// Package demo is a realistic multi-app MCP server: a small SaaS back office
-// with a CRM, workspace users, billing, support, analytics, inventory and
-// notifications, 39 tools in all. The CodeCall CLI serves it when no upstream
-// is configured, and CodeCall's tests and benchmarks use it as a server with
-// many tools whose results are worth joining and filtering in a plan.
-//
-// Every tool works on an in-memory store that belongs to one server, so two
-// servers never see each other's writes, and the store is seeded with the same
-// data for the same seed and clock. Creating really creates, listing filters
-// and paginates, refunds change the customer's balance; unknown ids and broken
-// business rules come back as tool errors (isError) with a message that names
-// the id and the tool to look it up with.
-//
-// The annotations describe the API the demo models rather than the in-memory
-// store: notifications.send_email reaches people outside the system in a real
-// deployment, so it is marked open-world even though the demo only records the
-// message in an outbox. All four hints are set on every tool, because
-// mcp.NewTool otherwise reports every tool as destructive and open-world.
 package demo
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/catalog"
 )
 
 // Name and Version identify the demo server in the MCP initialize handshake.
@@ -190,15 +176,52 @@ func handle[A any](s *store, fn func(args A) *mcp.CallToolResult) server.ToolHan
 	}
 }
 
+// withMeta adds CodeCall's metadata to a tool: examples, tags and whether a
+// person confirms each call. Every demo tool with arguments has at least
+// one example, and the tests run each one against the seed data.
+func withMeta(t mcp.Tool, m catalog.Meta) mcp.Tool {
+	return catalog.SetMeta(t, m)
+}
+
+// example is one example call; its input is valid for the seed data of
+// DefaultSeed at any clock.
+func example(description string, input map[string]any) catalog.Example {
+	return catalog.Example{Description: description, Input: input}
+}
+
+// approval marks a tool a person confirms before each call: it moves money,
+// deletes records or changes who may do what, and cannot be undone by the
+// tools themselves.
+func approval(m catalog.Meta) catalog.Meta {
+	m.RequiresApproval = catalog.Bool(true)
+	return m
+}
+
 // withPaging returns the limit and offset arguments that every list tool
 // shares, with the same bounds everywhere.
 func withPaging() []mcp.ToolOption {
 	return []mcp.ToolOption{
 		mcp.WithInteger("limit", mcp.Description("Maximum number of results to return."),
-			mcp.Min(1), mcp.Max(100), mcp.DefaultNumber(20)),
+			mcp.Min(1), mcp.Max(100), mcp.DefaultNumber(defaultLimit)),
 		mcp.WithInteger("offset", mcp.Description("Number of results to skip; pass the previous page's next_offset."),
 			mcp.Min(0), mcp.DefaultNumber(0)),
 	}
+}
+
+// withCustomerID is the customer_id argument of every app but the CRM: the
+// contact id of the customer a record belongs to, described the same way
+// everywhere. what says what the argument selects.
+func withCustomerID(what string, required bool) mcp.ToolOption {
+	o := []mcp.PropertyOption{mcp.Description(what + " (customer_id is a contact id, e.g. con_001; crm.find_contacts returns ids).")}
+	if required {
+		o = append(o, mcp.Required())
+	}
+	return mcp.WithString("customer_id", o...)
+}
+
+// withDate is a UTC calendar date argument.
+func withDate(name, description string) mcp.ToolOption {
+	return mcp.WithString(name, mcp.Description(description+" (YYYY-MM-DD, UTC)."), mcp.Pattern(datePattern))
 }
 
 // join concatenates option lists, so list tools can add the paging options.
@@ -215,12 +238,79 @@ func join(groups ...[]mcp.ToolOption) []mcp.ToolOption {
 // are empty rather than null and optional fields are left out. Dropping
 // "null" from the types keeps the schema honest and spares typed clients
 // (CodeCall's TypeScript declarations among them) pointless null checks.
+//
+// A string field tagged enum:"<set>" gets the values of that set from
+// enumSets as its enum, so a status reads as "open" | "paid" in a typed
+// client instead of string.
 func withOutput[T any]() mcp.ToolOption {
 	generate := mcp.WithOutputSchema[T]()
 	return func(t *mcp.Tool) {
 		generate(t)
 		for _, p := range t.OutputSchema.Properties {
 			dropNull(p)
+		}
+		addEnums(reflect.TypeFor[T](), t.OutputSchema.Properties)
+	}
+}
+
+// enumSets are the value sets enum tags name. Each is the one list the
+// tools' arguments and results share.
+var enumSets = map[string][]string{
+	"contactStatuses":   contactStatuses,
+	"userRoles":         userRoles,
+	"userStatuses":      userStatuses,
+	"invoiceStatuses":   invoiceStatuses,
+	"paymentStatuses":   paymentStatuses,
+	"refundedStatuses":  paymentStatuses[1:],
+	"paymentMethods":    paymentMethods,
+	"refundReasons":     refundReasons,
+	"currencies":        {currency},
+	"ticketStatuses":    ticketStatuses,
+	"notClosed":         ticketStatuses[:2],
+	"ticketPriorities":  ticketPriorities,
+	"ticketChannels":    ticketChannels,
+	"metrics":           metrics,
+	"granularities":     granularities,
+	"rankings":          rankings,
+	"productCategories": productCategories,
+	"stockReasons":      stockReasons,
+	"messageKinds":      messageKinds,
+	"messageStatuses":   {"sent"},
+	"healthStatuses":    {"ok"},
+}
+
+// addEnums sets the enum of every property of props whose field in rt has
+// an enum tag, following nested structs, slices and embedded fields.
+func addEnums(rt reflect.Type, props map[string]any) {
+	for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice {
+		rt = rt.Elem()
+	}
+	if rt.Kind() != reflect.Struct {
+		return
+	}
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		if f.Anonymous {
+			addEnums(f.Type, props)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		p, ok := props[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		if set := f.Tag.Get("enum"); set != "" {
+			values, ok := enumSets[set]
+			if !ok {
+				panic("demo: field " + rt.Name() + "." + f.Name + " names unknown enum set " + set)
+			}
+			p["enum"] = values
+		}
+		if items, ok := p["items"].(map[string]any); ok {
+			p = items
+		}
+		if nested, ok := p["properties"].(map[string]any); ok {
+			addEnums(f.Type, nested)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/internal/mcptest"
+	"github.com/codecall-go/codecall/typescript"
 )
 
 // testNow is the fixed clock of every test server, so that seed data and
@@ -169,7 +170,6 @@ func TestToolList(t *testing.T) {
 		t.Fatalf("%d tools, want 30 to 45", n)
 	}
 	apps := map[string]int{}
-	withOutput := 0
 	byName := map[string]mcp.Tool{}
 	for _, tool := range tools {
 		byName[tool.Name] = tool
@@ -210,15 +210,12 @@ func TestToolList(t *testing.T) {
 				t.Errorf("%s: required property %q is not defined", tool.Name, req)
 			}
 		}
-		if tool.OutputSchema.Type != "" {
-			withOutput++
+		if tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
+			t.Errorf("%s declares no output schema, so a model cannot know the fields of its result", tool.Name)
 		}
 	}
 	if len(apps) < 5 {
 		t.Errorf("%d apps (%v), want at least 5", len(apps), apps)
-	}
-	if withOutput < 8 {
-		t.Errorf("%d tools declare an output schema, want at least 8", withOutput)
 	}
 
 	meta := func(name string) catalog.Meta {
@@ -236,9 +233,15 @@ func TestToolList(t *testing.T) {
 	if m := meta("health"); m.VisibleInListTools == nil || !*m.VisibleInListTools {
 		t.Errorf("health is not marked visible in tools/list: %+v", m)
 	}
-	for _, name := range []string{"users.delete_account", "billing.refund_payment"} {
-		if m := meta(name); m.RequiresApproval == nil || !*m.RequiresApproval {
-			t.Errorf("%s does not require approval: %+v", name, m)
+	// A person confirms the tools that move money, delete records or change
+	// who may do what; no other tool asks.
+	confirmed := []string{"billing.refund_payment", "billing.void_invoice", "crm.delete_contact",
+		"users.delete_account", "users.update_role", "users.deactivate"}
+	for name := range byName {
+		m, _, _ := catalog.ReadMeta(byName[name])
+		asks := m.RequiresApproval != nil && *m.RequiresApproval
+		if want := slices.Contains(confirmed, name); asks != want {
+			t.Errorf("%s: requiresApproval %v, want %v", name, asks, want)
 		}
 	}
 	for name := range byName {
@@ -246,25 +249,24 @@ func TestToolList(t *testing.T) {
 			t.Errorf("%s is not tagged payments", name)
 		}
 	}
-	// Examples must be valid calls of their tool.
-	examples := 0
+	// Every tool with arguments has examples, and they are valid calls of
+	// their tool; TestEveryToolAnswersItsOutputSchema runs them.
 	for name, tool := range byName {
-		m, ok, err := catalog.ReadMeta(tool)
+		m, _, err := catalog.ReadMeta(tool)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !ok {
-			continue
+		if len(m.Examples) == 0 && len(tool.InputSchema.Properties) > 0 {
+			t.Errorf("%s takes arguments but has no example", name)
 		}
 		for _, ex := range m.Examples {
-			examples++
+			if ex.Description == "" {
+				t.Errorf("%s: an example has no description", name)
+			}
 			if err := compile(t, tool.InputSchema).Validate(jsonValue(t, ex.Input)); err != nil {
 				t.Errorf("%s: example %q does not match the input schema: %v", name, ex.Description, err)
 			}
 		}
-	}
-	if examples == 0 {
-		t.Error("no tool has examples")
 	}
 }
 
@@ -416,7 +418,7 @@ func TestApps(t *testing.T) {
 				t.Errorf("unassigned %d tickets, want %d", num(t, deact, "unassigned_tickets"), busy)
 			}
 			got := h.ok("users.get", map[string]any{"user_id": "usr_003"})
-			if str(t, got, "status") != "deactivated" || num(t, got, "open_tickets") != 0 {
+			if str(t, got, "status") != "deactivated" || num(t, got, "assigned_tickets") != 0 {
 				t.Errorf("after deactivate: %v", got)
 			}
 
@@ -753,82 +755,220 @@ func TestUnknownIDs(t *testing.T) {
 	}
 }
 
-// TestStructuredOutputMatchesSchema calls every tool that declares an output
-// schema, on a server that also enforces the schemas itself, and validates
-// the structured content against the schema from tools/list.
-func TestStructuredOutputMatchesSchema(t *testing.T) {
-	srv := server.NewMCPServer("strict", "1.0.0", server.WithToolCapabilities(true),
-		server.WithInputSchemaValidation(), server.WithOutputSchemaValidation())
-	Register(srv, WithClock(testClock))
-	h := connect(t, srv)
-
-	args := map[string]func() map[string]any{
-		"crm.find_contacts":     func() map[string]any { return map[string]any{"tag": "enterprise"} },
-		"crm.get_contact":       func() map[string]any { return map[string]any{"contact_id": "con_001"} },
-		"crm.create_contact":    func() map[string]any { return map[string]any{"name": "Grace Hopper", "email": "grace@navy.example"} },
-		"users.list":            func() map[string]any { return map[string]any{"role": "agent"} },
-		"billing.list_invoices": func() map[string]any { return map[string]any{"limit": 50} },
-		"billing.get_invoice":   func() map[string]any { return map[string]any{"invoice_id": "inv_001"} },
-		"billing.get_balance":   func() map[string]any { return map[string]any{"customer_id": "con_001"} },
-		"billing.refund_payment": func() map[string]any {
-			return map[string]any{"payment_id": findPayment(h, 100)["id"], "amount_cents": 100}
-		},
-		"billing.create_invoice": func() map[string]any {
-			return map[string]any{"customer_id": "con_004", "items": []any{map[string]any{"product_id": "NW-3001", "quantity": 2}}}
-		},
-		"support.open_ticket": func() map[string]any {
-			return map[string]any{"customer_id": "con_001", "subject": "s", "description": "d"}
-		},
-		"support.list_tickets":    func() map[string]any { return map[string]any{"status": "closed"} },
-		"support.get_ticket":      func() map[string]any { return map[string]any{"ticket_id": "tkt_001"} },
-		"support.close_ticket":    func() map[string]any { return map[string]any{"ticket_id": "tkt_002", "resolution": "Done."} },
-		"analytics.query_metrics": func() map[string]any { return map[string]any{"metric": "active_customers", "granularity": "month"} },
-		"analytics.top_customers": func() map[string]any { return map[string]any{"by": "events"} },
-		"inventory.list_products": func() map[string]any { return map[string]any{"in_stock": true} },
-		"inventory.adjust_stock":  func() map[string]any { return map[string]any{"product_id": "FN-4001", "delta": -1, "reason": "sale"} },
-		"health":                  func() map[string]any { return nil },
+// TestEveryToolAnswersItsOutputSchema runs every example of every tool, each
+// on a fresh server that also enforces the output schemas itself, and checks
+// that the call succeeds on the seed data and that its structured content
+// matches the output schema from tools/list. A tool without examples takes
+// no required arguments and is called without any.
+func TestEveryToolAnswersItsOutputSchema(t *testing.T) {
+	strict := func(t *testing.T) *harness {
+		srv := server.NewMCPServer("strict", "1.0.0", server.WithToolCapabilities(true),
+			server.WithInputSchemaValidation(), server.WithOutputSchemaValidation())
+		Register(srv, WithClock(testClock))
+		return connect(t, srv)
 	}
-	covered := 0
-	for _, tool := range h.tools() {
-		if tool.OutputSchema.Type == "" {
-			continue
-		}
-		covered++
+	tools := strict(t).tools()
+	if len(tools) != 39 {
+		t.Fatalf("%d tools, want 39", len(tools))
+	}
+	for _, tool := range tools {
 		t.Run(tool.Name, func(t *testing.T) {
-			mk, ok := args[tool.Name]
-			if !ok {
-				t.Fatalf("no test arguments for %s", tool.Name)
-			}
-			res := h.call(tool.Name, mk())
-			if res.IsError {
-				t.Fatalf("call failed: %s", text(res))
-			}
-			if len(res.RawStructuredContent) == 0 {
-				t.Fatal("no structured content")
+			if tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
+				t.Fatal("no output schema")
 			}
 			schema := compile(t, tool.OutputSchema)
-			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(res.RawStructuredContent))
+			m, _, err := catalog.ReadMeta(tool)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schema.Validate(inst); err != nil {
-				t.Errorf("structured content does not match the output schema: %v\n%s", err, res.RawStructuredContent)
+			calls := m.Examples
+			if len(calls) == 0 {
+				if len(tool.InputSchema.Required) > 0 {
+					t.Fatal("required arguments but no example to call the tool with")
+				}
+				calls = []catalog.Example{{Description: "no arguments"}}
 			}
-			// The text content carries the same JSON for clients that ignore
-			// structured content.
-			var fromText, fromStructured any
-			if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
-				t.Fatalf("text content is not JSON: %v", err)
+			for _, ex := range calls {
+				res := strict(t).call(tool.Name, ex.Input)
+				if res.IsError {
+					t.Errorf("example %q failed: %s", ex.Description, text(res))
+					continue
+				}
+				if len(res.RawStructuredContent) == 0 {
+					t.Errorf("example %q: no structured content", ex.Description)
+					continue
+				}
+				inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(res.RawStructuredContent))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := schema.Validate(inst); err != nil {
+					t.Errorf("example %q: structured content does not match the output schema: %v\n%s",
+						ex.Description, err, res.RawStructuredContent)
+				}
+				// The text content carries the same JSON for clients that
+				// ignore structured content.
+				var fromText, fromStructured any
+				if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil {
+					t.Errorf("example %q: text content is not JSON: %v", ex.Description, err)
+				}
+				_ = json.Unmarshal(res.RawStructuredContent, &fromStructured)
+				if !reflect.DeepEqual(fromText, fromStructured) {
+					t.Errorf("example %q: text content and structured content differ", ex.Description)
+				}
 			}
-			_ = json.Unmarshal(res.RawStructuredContent, &fromStructured)
-			if !reflect.DeepEqual(fromText, fromStructured) {
-				t.Error("text content and structured content differ")
+			// The declaration a model reads names every field of the result.
+			if ts, err := typescript.TypeOf(mustJSON(t, tool.OutputSchema)); err != nil || strings.Contains(ts, "unknown") {
+				t.Errorf("output type %s (%v) leaves fields unknown", ts, err)
 			}
 		})
 	}
-	if covered < 8 || covered != len(args) {
-		t.Errorf("%d tools with output schemas, %d with test arguments", covered, len(args))
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return b
+}
+
+// idPrefix matches the id shapes descriptions show: con_001 or usr_...
+var idPrefix = regexp.MustCompile(`\b[a-z]{2,4}_(\d{3}|\.\.\.)`)
+
+// closedSet names the result fields whose values come from a fixed set.
+var closedSet = map[string]bool{
+	"status": true, "role": true, "kind": true, "method": true, "category": true, "priority": true,
+	"channel": true, "currency": true, "metric": true, "granularity": true, "by": true, "payment_status": true,
+}
+
+// TestVocabulary holds every schema to the package doc's vocabulary, so that
+// a word means the same in every app.
+func TestVocabulary(t *testing.T) {
+	for _, tool := range start(t).tools() {
+		walkProperties(tool.InputSchema.Properties, func(name string, p map[string]any) {
+			desc, _ := p["description"].(string)
+			switch {
+			case strings.HasSuffix(name, "_after") || strings.HasSuffix(name, "_before"):
+				t.Errorf("%s: argument %s: a day filter is <field>_since (on or after), or from and to", tool.Name, name)
+			case strings.HasSuffix(name, "_id") && !idPrefix.MatchString(desc):
+				t.Errorf("%s: argument %s: description %q shows no id, such as con_001 or usr_...", tool.Name, name, desc)
+			case name == "customer_id" && !strings.Contains(desc, "contact id"):
+				t.Errorf("%s: customer_id: description %q does not say it is a contact id", tool.Name, desc)
+			case strings.Contains(desc, "YYYY-MM-DD") && p["pattern"] != datePattern:
+				t.Errorf("%s: date argument %s has pattern %v", tool.Name, name, p["pattern"])
+			}
+			checkUnits(t, tool.Name, name, p)
+		})
+		walkProperties(tool.OutputSchema.Properties, func(name string, p map[string]any) {
+			desc, _ := p["description"].(string)
+			if desc == "" {
+				t.Errorf("%s: result field %s has no description", tool.Name, name)
+			}
+			if strings.HasSuffix(name, "_at") && !strings.Contains(desc, "RFC 3339") {
+				t.Errorf("%s: timestamp %s: description %q does not say RFC 3339", tool.Name, name, desc)
+			}
+			if closedSet[name] && p["enum"] == nil {
+				t.Errorf("%s: result field %s takes a fixed set of values but declares no enum", tool.Name, name)
+			}
+			checkUnits(t, tool.Name, name, p)
+		})
+	}
+}
+
+// checkUnits checks the naming rules for amounts and timestamps.
+func checkUnits(t *testing.T, tool, name string, p map[string]any) {
+	t.Helper()
+	if strings.HasSuffix(name, "_cents") && p["type"] != "integer" {
+		t.Errorf("%s: amount %s has type %v, want integer cents", tool, name, p["type"])
+	}
+	if strings.HasSuffix(name, "_at") && p["type"] != "string" {
+		t.Errorf("%s: timestamp %s has type %v, want string", tool, name, p["type"])
+	}
+}
+
+// walkProperties calls fn for every property of a schema's properties, and
+// of the objects nested in them, array items included.
+func walkProperties(props map[string]any, fn func(name string, p map[string]any)) {
+	for name, v := range props {
+		p, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		fn(name, p)
+		for _, nested := range []any{p, p["items"]} {
+			if n, ok := nested.(map[string]any); ok {
+				if inner, ok := n["properties"].(map[string]any); ok {
+					walkProperties(inner, fn)
+				}
+			}
+		}
+	}
+}
+
+// TestErrorsSayWhatToDo makes calls that fail and then what their error
+// message suggests, which must work.
+func TestErrorsSayWhatToDo(t *testing.T) {
+	t.Run("metric range", func(t *testing.T) {
+		h := start(t)
+		long := map[string]any{"metric": "revenue_cents", "from": "2024-01-01", "to": "2026-03-10"}
+		msg := h.fail("analytics.query_metrics", long)
+		for _, want := range []string{"is 800 days", "at most 366 points", "granularity week (115 points)",
+			"granularity month (27 points)", "from 2025-03-10 or later"} {
+			wantContains(t, msg, want)
+		}
+		for _, fix := range []map[string]any{
+			{"metric": "revenue_cents", "from": "2024-01-01", "to": "2026-03-10", "granularity": "week"},
+			{"metric": "revenue_cents", "from": "2024-01-01", "to": "2026-03-10", "granularity": "month"},
+			{"metric": "revenue_cents", "from": "2025-03-10", "to": "2026-03-10"},
+		} {
+			if got := list(t, h.ok("analytics.query_metrics", fix), "points"); len(got) > maxPoints {
+				t.Errorf("%v: %d points", fix, len(got))
+			}
+		}
+		msg = h.fail("analytics.query_metrics", map[string]any{"metric": "events", "from": "1990-01-01", "granularity": "month"})
+		wantContains(t, msg, "from 1995-")
+		if strings.Contains(msg, "granularity") {
+			t.Errorf("no coarser granularity than month, yet the message suggests one: %s", msg)
+		}
+	})
+	t.Run("unpaid invoice blocks deleting a contact", func(t *testing.T) {
+		h := start(t)
+		msg := h.fail("crm.delete_contact", map[string]any{"contact_id": "con_028"})
+		wantContains(t, msg, "billing.record_payment")
+		for _, inv := range list(t, h.ok("billing.list_invoices", map[string]any{"customer_id": "con_028", "limit": 100}), "invoices") {
+			if num(t, inv, "amount_due_cents") > 0 {
+				h.ok("billing.record_payment", map[string]any{"invoice_id": inv["id"]})
+			}
+		}
+		h.ok("crm.delete_contact", map[string]any{"contact_id": "con_028"})
+	})
+	t.Run("voiding a part-paid invoice", func(t *testing.T) {
+		h := start(t)
+		msg := h.fail("billing.void_invoice", map[string]any{"invoice_id": "inv_046"})
+		wantContains(t, msg, "collect the rest with billing.record_payment")
+		h.ok("billing.record_payment", map[string]any{"invoice_id": "inv_046"})
+	})
+	t.Run("too large a refund", func(t *testing.T) {
+		h := start(t)
+		msg := h.fail("billing.refund_payment", map[string]any{"payment_id": "pay_007", "amount_cents": 999999})
+		wantContains(t, msg, "refund at most 2200")
+		h.ok("billing.refund_payment", map[string]any{"payment_id": "pay_007", "amount_cents": 2200})
+	})
+	t.Run("removing more stock than there is", func(t *testing.T) {
+		h := start(t)
+		msg := h.fail("inventory.adjust_stock", map[string]any{"product_id": "HW-1006", "delta": -10, "reason": "sale"})
+		wantContains(t, msg, "remove at most 2")
+		h.ok("inventory.adjust_stock", map[string]any{"product_id": "HW-1006", "delta": -2, "reason": "sale"})
+	})
+	t.Run("a comment on an unassigned ticket", func(t *testing.T) {
+		h := start(t)
+		msg := h.fail("support.add_comment", map[string]any{"ticket_id": "tkt_002", "body": "Hello"})
+		wantContains(t, msg, "support.assign_ticket")
+		h.ok("support.assign_ticket", map[string]any{"ticket_id": "tkt_002", "assignee_id": "usr_004"})
+		h.ok("support.add_comment", map[string]any{"ticket_id": "tkt_002", "body": "Hello"})
+	})
 }
 
 func TestSeedIsDeterministic(t *testing.T) {

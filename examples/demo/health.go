@@ -14,7 +14,7 @@ import (
 // server without going through search.
 
 type healthView struct {
-	Status    string         `json:"status" jsonschema:"ok when the server answers"`
+	Status    string         `json:"status" enum:"healthStatuses" jsonschema:"ok when the server answers"`
 	Server    string         `json:"server" jsonschema:"Server name"`
 	Version   string         `json:"version" jsonschema:"Server version"`
 	Tools     int            `json:"tools" jsonschema:"Number of tools registered on the server, CodeCall's own included"`

@@ -7,6 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/catalog"
 )
 
 // Inventory: the physical products the business sells, with stock levels.
@@ -21,7 +23,7 @@ type productView struct {
 	ID           string `json:"id" jsonschema:"Product id, e.g. prd_001"`
 	SKU          string `json:"sku" jsonschema:"Stock keeping unit, e.g. HW-1001"`
 	Name         string `json:"name" jsonschema:"Product name"`
-	Category     string `json:"category" jsonschema:"hardware, accessories, networking or furniture"`
+	Category     string `json:"category" enum:"productCategories" jsonschema:"Product category"`
 	PriceCents   int64  `json:"price_cents" jsonschema:"List price in US cents"`
 	Stock        int    `json:"stock" jsonschema:"Units on hand"`
 	ReorderLevel int    `json:"reorder_level" jsonschema:"Stock at or below which the product should be reordered"`
@@ -41,9 +43,25 @@ type stockAdjustment struct {
 	PreviousStock int    `json:"previous_stock" jsonschema:"Units on hand before the adjustment"`
 	Delta         int    `json:"delta" jsonschema:"Units added (positive) or removed (negative)"`
 	Stock         int    `json:"stock" jsonschema:"Units on hand after the adjustment"`
-	Reason        string `json:"reason" jsonschema:"Why the stock changed"`
+	Reason        string `json:"reason" enum:"stockReasons" jsonschema:"Why the stock changed"`
 	LowStock      bool   `json:"low_stock" jsonschema:"True when the new stock is at or below the reorder level"`
 	AdjustedAt    string `json:"adjusted_at" jsonschema:"When the adjustment was made (RFC 3339)"`
+}
+
+type priceChange struct {
+	Product            productView `json:"product" jsonschema:"The product with its new price"`
+	PreviousPriceCents int64       `json:"previous_price_cents" jsonschema:"List price before the change, in US cents"`
+}
+
+type reorderLine struct {
+	productView
+	Shortfall           int `json:"shortfall" jsonschema:"Units missing to reach the reorder level (0 when stock equals it)"`
+	SuggestedReorderQty int `json:"suggested_reorder_qty" jsonschema:"Units to order to get back to twice the reorder level"`
+}
+
+type lowStockReport struct {
+	Products []reorderLine `json:"products" jsonschema:"Products at or below their reorder level, most urgent (lowest stock relative to the reorder level) first"`
+	Total    int           `json:"total" jsonschema:"Number of products in the report"`
 }
 
 func (p *product) lowStock() bool { return p.stock <= p.reorderLevel }
@@ -57,7 +75,7 @@ func (s *store) inventoryTools() []server.ServerTool {
 	productID := mcp.WithString("product_id", mcp.Required(),
 		mcp.Description("Product id (prd_001) or SKU (HW-1001); inventory.list_products returns both."))
 	return []server.ServerTool{
-		{Tool: newTool("inventory.list_products", "List products",
+		{Tool: withMeta(newTool("inventory.list_products", "List products",
 			"List products with price and stock, filtered by category, name or SKU text, or availability.",
 			readOnly,
 			join([]mcp.ToolOption{
@@ -65,29 +83,42 @@ func (s *store) inventoryTools() []server.ServerTool {
 				mcp.WithString("query", mcp.Description("Case-insensitive text matched against name and SKU."), mcp.MaxLength(200)),
 				mcp.WithBoolean("in_stock", mcp.Description("true: only products with stock; false: only products that are sold out.")),
 				withOutput[productList](),
-			}, withPaging())...),
+			}, withPaging())...), catalog.Meta{Examples: []catalog.Example{
+			example("Hardware that can ship today", map[string]any{"category": "hardware", "in_stock": true}),
+		}}),
 			Handler: handle(s, s.listProducts)},
-		{Tool: newTool("inventory.get_product", "Get product",
+		{Tool: withMeta(newTool("inventory.get_product", "Get product",
 			"Fetch one product by id or SKU.",
-			readOnly, productID),
+			readOnly, productID, withOutput[productView]()), catalog.Meta{Examples: []catalog.Example{
+			example("A product by SKU", map[string]any{"product_id": "HW-1001"}),
+		}}),
 			Handler: handle(s, s.getProduct)},
-		{Tool: newTool("inventory.adjust_stock", "Adjust stock",
+		{Tool: withMeta(newTool("inventory.adjust_stock", "Adjust stock",
 			"Add or remove units of a product, e.g. after a delivery or a write-off. Stock cannot go below zero.",
 			additive, productID,
 			mcp.WithInteger("delta", mcp.Required(), mcp.Description("Units to add (positive) or remove (negative); not zero."),
 				mcp.Min(-10000), mcp.Max(10000)),
 			mcp.WithString("reason", mcp.Required(), mcp.Description("Why the stock changes."), mcp.Enum(stockReasons...)),
-			withOutput[stockAdjustment]()),
+			withOutput[stockAdjustment]()), catalog.Meta{Examples: []catalog.Example{
+			example("A delivery of 50 mice", map[string]any{"product_id": "HW-1006", "delta": 50, "reason": "restock"}),
+			example("Write off a damaged chair", map[string]any{"product_id": "FN-4001", "delta": -1, "reason": "damaged"}),
+		}}),
 			Handler: handle(s, s.adjustStock)},
-		{Tool: newTool("inventory.set_price", "Set product price",
+		{Tool: withMeta(newTool("inventory.set_price", "Set product price",
 			"Change a product's list price. Existing invoices keep the price they were issued with.",
 			overwrite, productID,
-			mcp.WithInteger("price_cents", mcp.Required(), mcp.Description("New list price in US cents."), mcp.Min(1), mcp.Max(10000000))),
+			mcp.WithInteger("price_cents", mcp.Required(), mcp.Description("New list price in US cents."), mcp.Min(1), mcp.Max(10000000)),
+			withOutput[priceChange]()), catalog.Meta{Examples: []catalog.Example{
+			example("Raise the keyboard to $139.00", map[string]any{"product_id": "HW-1001", "price_cents": 13900}),
+		}}),
 			Handler: handle(s, s.setPrice)},
-		{Tool: newTool("inventory.low_stock_report", "Low stock report",
-			"List products at or below their reorder level with a suggested reorder quantity, most urgent first.",
+		{Tool: withMeta(newTool("inventory.low_stock_report", "Low stock report",
+			"List every product at or below its reorder level with a suggested reorder quantity, most urgent first.",
 			readOnly,
-			mcp.WithString("category", mcp.Description("Only products in this category."), mcp.Enum(productCategories...))),
+			mcp.WithString("category", mcp.Description("Only products in this category."), mcp.Enum(productCategories...)),
+			withOutput[lowStockReport]()), catalog.Meta{Examples: []catalog.Example{
+			example("Furniture to reorder", map[string]any{"category": "furniture"}),
+		}}),
 			Handler: handle(s, s.lowStockReport)},
 	}
 }
@@ -131,7 +162,7 @@ func (s *store) getProduct(a productIDArgs) *mcp.CallToolResult {
 	if p == nil {
 		return notFound("product", a.ProductID, "inventory.list_products")
 	}
-	return jsonText(p.view())
+	return structured(p.view())
 }
 
 type adjustArgs struct {
@@ -142,7 +173,7 @@ type adjustArgs struct {
 
 func (s *store) adjustStock(a adjustArgs) *mcp.CallToolResult {
 	if a.Delta == 0 {
-		return failf("delta must not be zero")
+		return failf("delta must not be zero: give a positive number to add units or a negative one to remove them")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,7 +182,7 @@ func (s *store) adjustStock(a adjustArgs) *mcp.CallToolResult {
 		return notFound("product", a.ProductID, "inventory.list_products")
 	}
 	if p.stock+a.Delta < 0 {
-		return failf("cannot remove %d units of %s: only %d in stock", -a.Delta, p.sku, p.stock)
+		return failf("cannot remove %d units of %s: only %d in stock; remove at most %d", -a.Delta, p.sku, p.stock, p.stock)
 	}
 	prev := p.stock
 	p.stock += a.Delta
@@ -176,7 +207,7 @@ func (s *store) setPrice(a priceArgs) *mcp.CallToolResult {
 	if prev != a.PriceCents {
 		p.priceCents, p.updatedAt = a.PriceCents, s.now()
 	}
-	return jsonText(map[string]any{"product": p.view(), "previous_price_cents": prev})
+	return structured(priceChange{Product: p.view(), PreviousPriceCents: prev})
 }
 
 type lowStockArgs struct {
@@ -186,23 +217,18 @@ type lowStockArgs struct {
 func (s *store) lowStockReport(a lowStockArgs) *mcp.CallToolResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	type row struct {
-		productView
-		Shortfall    int `json:"shortfall"`
-		SuggestedQty int `json:"suggested_reorder_qty"`
-	}
-	rows := []row{}
+	rows := []reorderLine{}
 	for _, p := range s.products {
 		if !p.lowStock() || (a.Category != "" && !strings.EqualFold(p.category, a.Category)) {
 			continue
 		}
 		// Reorder up to twice the reorder level, a common rule of thumb
 		// that leaves a buffer until the next delivery.
-		rows = append(rows, row{p.view(), p.reorderLevel - p.stock, 2*p.reorderLevel - p.stock})
+		rows = append(rows, reorderLine{p.view(), p.reorderLevel - p.stock, 2*p.reorderLevel - p.stock})
 	}
 	// Most urgent first: the largest shortfall relative to the reorder level.
-	slices.SortStableFunc(rows, func(x, y row) int {
+	slices.SortStableFunc(rows, func(x, y reorderLine) int {
 		return cmp.Compare(x.Stock*y.ReorderLevel, y.Stock*x.ReorderLevel)
 	})
-	return jsonText(map[string]any{"products": rows, "total": len(rows)})
+	return structured(lowStockReport{Products: rows, Total: len(rows)})
 }

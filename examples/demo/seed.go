@@ -172,7 +172,7 @@ var customerReplies = []string{
 	"Any update on this?",
 }
 
-var refundReasons = []string{"requested_by_customer", "duplicate", "product_defect"}
+var seedRefundReasons = []string{"requested_by_customer", "duplicate", "product_defect"}
 
 // seed fills an empty store. Every timestamp lies before the start of the
 // clock's current day, so nothing is in the future and the last 30 days
@@ -390,7 +390,7 @@ func seedBilling(s *store, r *rand.Rand, today time.Time, at func(int) time.Time
 			p.refundedCents = amount
 			refs = append(refs, &refund{
 				paymentID:   p.id,
-				reason:      refundReasons[r.IntN(len(refundReasons))],
+				reason:      seedRefundReasons[r.IntN(len(seedRefundReasons))],
 				amountCents: amount,
 				createdAt:   before(p.createdAt.AddDate(0, 0, 1+r.IntN(10))),
 			})

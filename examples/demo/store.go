@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -198,19 +197,10 @@ func (s *store) ticket(id string) *ticket {
 
 // Results.
 
-// structured answers with structured content and its JSON as text, for the
-// tools that declare an output schema.
+// structured answers with v as structured content and its JSON as text, for
+// clients that ignore structured content. Every demo tool answers this way,
+// with a value of the type its output schema was generated from.
 func structured(v any) *mcp.CallToolResult { return mcp.NewToolResultStructuredOnly(v) }
-
-// jsonText answers with the JSON of v as text only, as most REST-backed MCP
-// servers do; CodeCall has to handle both shapes.
-func jsonText(v any) *mcp.CallToolResult {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return mcp.NewToolResultError("encoding the result failed: " + err.Error())
-	}
-	return mcp.NewToolResultText(string(b))
-}
 
 // notFound is the error for an unknown id; it names the tool that lists valid
 // ids so that a model can recover on its own.
@@ -249,7 +239,22 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-const dateLayout = "2006-01-02"
+// dateLayout and datePattern are the one date format of the demo's
+// arguments and reports: a UTC calendar day, YYYY-MM-DD.
+const (
+	dateLayout  = "2006-01-02"
+	datePattern = `^\d{4}-\d{2}-\d{2}$`
+)
+
+// parseDate reads a date argument. The input schema has checked its shape,
+// so only a day that does not exist, such as 2026-02-30, fails here.
+func parseDate(arg, value string) (time.Time, *mcp.CallToolResult) {
+	t, err := time.Parse(dateLayout, value)
+	if err != nil {
+		return time.Time{}, failf("%s %q is not a calendar date; give a day that exists, as YYYY-MM-DD (UTC)", arg, value)
+	}
+	return t, nil
+}
 
 func day(t time.Time) time.Time {
 	t = t.UTC()

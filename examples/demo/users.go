@@ -21,11 +21,28 @@ type userView struct {
 	ID          string `json:"id" jsonschema:"User id, e.g. usr_001"`
 	Name        string `json:"name" jsonschema:"Full name"`
 	Email       string `json:"email" jsonschema:"Work email address"`
-	Role        string `json:"role" jsonschema:"Permission role: admin, agent, analyst or member"`
+	Role        string `json:"role" enum:"userRoles" jsonschema:"Permission role"`
 	Team        string `json:"team,omitempty" jsonschema:"Team the user belongs to"`
-	Status      string `json:"status" jsonschema:"active, invited (has not accepted yet) or deactivated"`
+	Status      string `json:"status" enum:"userStatuses" jsonschema:"active, invited (has not accepted yet) or deactivated"`
 	CreatedAt   string `json:"created_at" jsonschema:"When the user was invited (RFC 3339)"`
 	LastLoginAt string `json:"last_login_at,omitempty" jsonschema:"Last sign-in (RFC 3339); absent if the user never signed in"`
+}
+
+type userDetail struct {
+	userView
+	AssignedTickets int `json:"assigned_tickets" jsonschema:"Tickets assigned to the user that are not closed (open or pending)"`
+}
+
+type deactivatedUser struct {
+	User              userView `json:"user" jsonschema:"The user, now deactivated"`
+	UnassignedTickets int      `json:"unassigned_tickets" jsonschema:"Tickets that were assigned to the user, not closed, and are now unassigned"`
+}
+
+type deletedUser struct {
+	ID                   string `json:"id" jsonschema:"Id of the deleted user"`
+	Deleted              bool   `json:"deleted" jsonschema:"Always true"`
+	UnassignedTickets    int    `json:"unassigned_tickets" jsonschema:"Tickets that were assigned to the user, not closed, and are now unassigned"`
+	ContactsWithoutOwner int    `json:"contacts_without_owner" jsonschema:"Contacts the user owned, which now have no owner"`
 }
 
 type userList struct {
@@ -43,14 +60,8 @@ func (u *user) view() userView {
 
 func (s *store) userTools() []server.ServerTool {
 	userID := mcp.WithString("user_id", mcp.Required(), mcp.Description("Id of the user, e.g. usr_003; users.list returns ids."))
-	deleteAccount := newTool("users.delete_account", "Delete user account",
-		"Permanently delete a user's account. Their tickets become unassigned and their contacts lose their owner; "+
-			"the last active admin cannot be deleted.",
-		overwrite, userID)
-	deleteAccount = catalog.SetMeta(deleteAccount, catalog.Meta{RequiresApproval: catalog.Bool(true)})
-
 	return []server.ServerTool{
-		{Tool: newTool("users.list", "List users",
+		{Tool: withMeta(newTool("users.list", "List users",
 			"List the workspace's users, optionally filtered by role, status, team or a name/email search.",
 			readOnly,
 			join([]mcp.ToolOption{
@@ -59,33 +70,52 @@ func (s *store) userTools() []server.ServerTool {
 				mcp.WithString("status", mcp.Description("Only users in this state."), mcp.Enum(userStatuses...)),
 				mcp.WithString("team", mcp.Description("Only users of this team, e.g. support or sales."), mcp.MaxLength(40)),
 				withOutput[userList](),
-			}, withPaging())...),
+			}, withPaging())...), catalog.Meta{Examples: []catalog.Example{
+			example("Active support agents", map[string]any{"role": "agent", "status": "active"}),
+		}}),
 			Handler: handle(s, s.listUsers)},
-		{Tool: newTool("users.get", "Get user",
+		{Tool: withMeta(newTool("users.get", "Get user",
 			"Fetch one user with the number of tickets assigned to them that are not closed.",
-			readOnly, userID),
+			readOnly, userID, withOutput[userDetail]()), catalog.Meta{Examples: []catalog.Example{
+			example("A support agent and their workload", map[string]any{"user_id": "usr_003"}),
+		}}),
 			Handler: handle(s, s.getUser)},
-		{Tool: newTool("users.invite", "Invite user",
-			"Invite someone to the workspace by email; they appear with status invited until they accept. "+
-				"Inviting an email that already has an account fails without sending anything.",
+		{Tool: withMeta(newTool("users.invite", "Invite user",
+			"Invite someone to the workspace: sends them an invitation email, and they appear with status invited "+
+				"until they accept. Inviting an email that already has an account fails without sending anything.",
 			hints{idempotent: true, openWorld: true},
 			mcp.WithString("email", mcp.Required(), mcp.Description("Work email address to send the invitation to."),
 				mcp.Pattern(emailPattern), mcp.MaxLength(254)),
 			mcp.WithString("name", mcp.Required(), mcp.Description("Full name."), mcp.MinLength(1), mcp.MaxLength(200)),
 			mcp.WithString("role", mcp.Description("Permission role."), mcp.Enum(userRoles...), mcp.DefaultString("member")),
-			mcp.WithString("team", mcp.Description("Team, e.g. support, sales, finance."), mcp.MaxLength(40))),
+			mcp.WithString("team", mcp.Description("Team, e.g. support, sales, finance."), mcp.MaxLength(40)),
+			withOutput[userView]()), catalog.Meta{Examples: []catalog.Example{
+			example("A new support agent", map[string]any{"email": "new.hire@northwind.example", "name": "New Hire", "role": "agent", "team": "support"}),
+		}}),
 			Handler: handle(s, s.inviteUser)},
-		{Tool: newTool("users.update_role", "Change user role",
+		{Tool: withMeta(newTool("users.update_role", "Change user role",
 			"Change a user's permission role. Demoting the last active admin is refused.",
 			overwrite, userID,
-			mcp.WithString("role", mcp.Required(), mcp.Description("New permission role."), mcp.Enum(userRoles...))),
+			mcp.WithString("role", mcp.Required(), mcp.Description("New permission role."), mcp.Enum(userRoles...)),
+			withOutput[userView]()), approval(catalog.Meta{Examples: []catalog.Example{
+			example("Let an analyst work tickets", map[string]any{"user_id": "usr_009", "role": "agent"}),
+		}})),
 			Handler: handle(s, s.updateRole)},
-		{Tool: newTool("users.deactivate", "Deactivate user",
+		{Tool: withMeta(newTool("users.deactivate", "Deactivate user",
 			"Revoke a user's access while keeping their history; their tickets that are not closed become unassigned.",
 			overwrite, userID,
-			mcp.WithString("reason", mcp.Description("Why the user is deactivated, kept for the audit trail."), mcp.MaxLength(500))),
+			mcp.WithString("reason", mcp.Description("Why the user is deactivated, kept for the audit trail."), mcp.MaxLength(500)),
+			withOutput[deactivatedUser]()), approval(catalog.Meta{Examples: []catalog.Example{
+			example("Someone left the company", map[string]any{"user_id": "usr_006", "reason": "Left the company"}),
+		}})),
 			Handler: handle(s, s.deactivateUser)},
-		{Tool: deleteAccount, Handler: handle(s, s.deleteAccount)},
+		{Tool: withMeta(newTool("users.delete_account", "Delete user account",
+			"Permanently delete a user's account. Their tickets that are not closed become unassigned and their contacts "+
+				"lose their owner; the last active admin cannot be deleted.",
+			overwrite, userID, withOutput[deletedUser]()), approval(catalog.Meta{Examples: []catalog.Example{
+			example("Withdraw an invitation that was never accepted", map[string]any{"user_id": "usr_012"}),
+		}})),
+			Handler: handle(s, s.deleteAccount)},
 	}
 }
 
@@ -137,10 +167,7 @@ func (s *store) getUser(a userIDArgs) *mcp.CallToolResult {
 			assigned++
 		}
 	}
-	return jsonText(struct {
-		userView
-		OpenTickets int `json:"open_tickets"`
-	}{u.view(), assigned})
+	return structured(userDetail{u.view(), assigned})
 }
 
 type inviteArgs struct {
@@ -156,7 +183,8 @@ func (s *store) inviteUser(a inviteArgs) *mcp.CallToolResult {
 	email := strings.ToLower(strings.TrimSpace(a.Email))
 	for _, u := range s.users {
 		if u.email == email {
-			return failf("%s already has an account (%s, status %s)", email, u.id, u.status)
+			return failf("%s already has an account (%s, status %s); nothing was sent. Use users.get with that id to see it, "+
+				"or users.update_role to change its role", email, u.id, u.status)
 		}
 	}
 	if a.Role == "" {
@@ -170,7 +198,7 @@ func (s *store) inviteUser(a inviteArgs) *mcp.CallToolResult {
 		subject: "You're invited to the Northwind workspace",
 		body:    "Hi " + u.name + ", you have been invited as " + u.role + ". Accept the invitation to sign in.",
 		sentAt:  now})
-	return jsonText(u.view())
+	return structured(u.view())
 }
 
 // activeAdmins counts the active admins other than the user with id except.
@@ -203,10 +231,10 @@ func (s *store) updateRole(a updateRoleArgs) *mcp.CallToolResult {
 		return notFound("user", a.UserID, "users.list")
 	}
 	if a.Role != "admin" && s.lastAdmin(u) {
-		return failf("%s is the last active admin; make another user admin first", u.id)
+		return failf("%s is the last active admin; make another active user admin with users.update_role first", u.id)
 	}
 	u.role = a.Role
-	return jsonText(u.view())
+	return structured(u.view())
 }
 
 type deactivateArgs struct {
@@ -236,10 +264,11 @@ func (s *store) deactivateUser(a deactivateArgs) *mcp.CallToolResult {
 		return notFound("user", a.UserID, "users.list")
 	}
 	if s.lastAdmin(u) {
-		return failf("%s is the last active admin and cannot be deactivated", u.id)
+		return failf("%s is the last active admin and cannot be deactivated; make another active user admin with users.update_role first", u.id)
 	}
 	u.status = "deactivated"
-	return jsonText(map[string]any{"user": u.view(), "unassigned_tickets": s.unassign(u.id)})
+	unassigned := s.unassign(u.id)
+	return structured(deactivatedUser{User: u.view(), UnassignedTickets: unassigned})
 }
 
 func (s *store) deleteAccount(a userIDArgs) *mcp.CallToolResult {
@@ -251,7 +280,7 @@ func (s *store) deleteAccount(a userIDArgs) *mcp.CallToolResult {
 	}
 	u := s.users[i]
 	if s.lastAdmin(u) {
-		return failf("%s is the last active admin and cannot be deleted", u.id)
+		return failf("%s is the last active admin and cannot be deleted; make another active user admin with users.update_role first", u.id)
 	}
 	unassigned := s.unassign(u.id)
 	orphaned := 0
@@ -262,5 +291,5 @@ func (s *store) deleteAccount(a userIDArgs) *mcp.CallToolResult {
 		}
 	}
 	s.users = slices.Delete(s.users, i, i+1)
-	return jsonText(map[string]any{"id": u.id, "deleted": true, "unassigned_tickets": unassigned, "contacts_without_owner": orphaned})
+	return structured(deletedUser{ID: u.id, Deleted: true, UnassignedTickets: unassigned, ContactsWithoutOwner: orphaned})
 }
