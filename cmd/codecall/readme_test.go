@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,18 +16,27 @@ import (
 	"github.com/codecall-go/codecall/middleware"
 )
 
-// TestReadmePlan runs the README's example plan against the demo server, so
-// the README stays true.
+// TestReadmePlan runs every example plan of the README (its ```js blocks)
+// against the demo server, so the README stays true: each must end ok with
+// a result.
 func TestReadmePlan(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "```js\n")
-	if !ok {
+	var scripts []string
+	for rest := string(readme); ; {
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "```js\n"); !ok {
+			break
+		}
+		var script string
+		script, rest, _ = strings.Cut(rest, "```")
+		scripts = append(scripts, script)
+	}
+	if len(scripts) == 0 {
 		t.Fatal("README has no ```js block")
 	}
-	script, _, _ := strings.Cut(rest, "```")
 
 	srv := demo.New()
 	cc, err := middleware.Wrap(srv)
@@ -35,22 +46,24 @@ func TestReadmePlan(t *testing.T) {
 	defer cc.Close()
 	ctx := context.Background()
 	c := mcptest.Connect(t, srv, mcptest.Modern())
-	req := mcp.CallToolRequest{}
-	req.Params.Name = "codecall.execute"
-	req.Params.Arguments = map[string]any{"script": script}
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, _ := mcp.AsTextContent(res.Content[0])
-	var out struct {
-		Status string
-		Result map[string]any
-	}
-	if err := json.Unmarshal([]byte(tc.Text), &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.Status != "ok" || out.Result["name"] == nil || out.Result["openTickets"] == nil {
-		t.Errorf("README plan: %s", tc.Text)
+	for i, script := range scripts {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "codecall.execute"
+		req.Params.Arguments = map[string]any{"script": script}
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc, _ := mcp.AsTextContent(res.Content[0])
+		var out struct {
+			Status string
+			Result map[string]any
+		}
+		if err := json.Unmarshal([]byte(tc.Text), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Status != "ok" || len(out.Result) == 0 || slices.Contains(slices.Collect(maps.Values(out.Result)), any(nil)) {
+			t.Errorf("README plan %d:\n%s\nanswer: %s", i+1, script, tc.Text)
+		}
 	}
 }
