@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -165,14 +166,17 @@ func TestWorkerDeathThroughExecute(t *testing.T) {
 		t.Skipf("worker processes are not available here: %s", iso.Fallback)
 	}
 	s := connect(t, srv)
+	killed := make(chan []int, 1)
 	go func() {
 		// Once the plan waits in its tool call, its worker is running.
 		for deadline := time.Now().Add(20 * time.Second); sleeps.Load() == 0 && time.Now().Before(deadline); {
 			time.Sleep(5 * time.Millisecond)
 		}
-		for _, pid := range childPIDs(t) {
+		pids := childPIDs(t)
+		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+		killed <- pids
 	}()
 	out, isErr := s.execute(map[string]any{"script": `await callTool("data.sleep", {ms: 3000}); return 1`})
 	if sleeps.Load() == 0 {
@@ -180,6 +184,16 @@ func TestWorkerDeathThroughExecute(t *testing.T) {
 	}
 	if e, _ := out["error"].(map[string]any); !isErr || out["status"] != "limit_exceeded" || e["limit"] != "worker" && e["limit"] != "memoryBytes" {
 		t.Errorf("status %v, want limit_exceeded: %v", out["status"], out)
+	}
+	// The warm workers died with it. Once the pool has reaped them it
+	// knows, and the next plan runs on a new one (a run handed to a worker
+	// killed a moment earlier, before it was reaped, would fail as this
+	// one did: that is the cause this test is about, not the next plan's).
+	pids := <-killed
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !slices.ContainsFunc(childPIDs(t), func(pid int) bool { return slices.Contains(pids, pid) }) {
+			break
+		}
 	}
 	out, isErr = s.execute(map[string]any{"script": `return 1+1`})
 	if isErr || out["result"] != float64(2) {
