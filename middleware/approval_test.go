@@ -295,3 +295,36 @@ func TestApprovalStopsThePlanClock(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateBeforeApproval checks that a call whose input does not
+// match the tool's schema fails with VALIDATION before anybody is asked:
+// an eliciting client is never prompted, and a client that cannot be asked
+// learns that its input is wrong, not that approval was unavailable.
+func TestValidateBeforeApproval(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		for _, via := range paths {
+			for _, elicits := range []bool{true, false} {
+				t.Run(fmt.Sprintf("modern=%v/%s/elicits=%v", modern, via, elicits), func(t *testing.T) {
+					t.Parallel()
+					s := newApprovalShop(t, nil)
+					e := &elicitor{answer: "approve"}
+					opts := []mcptest.Option{era(modern)}
+					if elicits {
+						opts = append(opts, mcptest.WithElicitation(e))
+					}
+					c := mcptest.Connect(t, s.srv, opts...)
+					// shop.charge requires approval; id must be a string.
+					if got := mcptest.CallVia(t, c, via, "shop.charge", map[string]any{"id": 42}); got != "VALIDATION" {
+						t.Fatalf("code %q, want VALIDATION", got)
+					}
+					if n := e.prompts.Load(); n != 0 {
+						t.Errorf("%d approval prompts for a call that could never run", n)
+					}
+					if n := s.count("shop.charge"); n != 0 {
+						t.Errorf("the handler ran %d times", n)
+					}
+				})
+			}
+		}
+	}
+}
