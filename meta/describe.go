@@ -33,7 +33,7 @@ const (
 type DescribedTool struct {
 	Name             string               `json:"name"`
 	Title            string               `json:"title,omitempty"`
-	Description      string               `json:"description"`
+	Description      string               `json:"description,omitempty"`
 	AppID            string               `json:"appId"`
 	Source           string               `json:"source"`
 	Tags             []string             `json:"tags,omitempty"`
@@ -124,7 +124,10 @@ func (st *State) describe(ctx context.Context, names []string, limit int, format
 }
 
 // describeTool is a tool's definition in the given format: the TypeScript
-// declaration, the JSON Schemas, or both.
+// declaration, the JSON Schemas, or both. The declaration carries the
+// description, the title and the annotations as its doc comment, so in
+// format ts they are not repeated beside it (a description too long for
+// the comment is kept).
 func describeTool(t *catalog.Tool, format string) DescribedTool {
 	d := DescribedTool{
 		Name: t.Name, Title: t.Title, Description: t.Description, AppID: t.AppID, Source: string(t.Source),
@@ -132,13 +135,23 @@ func describeTool(t *catalog.Tool, format string) DescribedTool {
 	}
 	if format != DescribeTS {
 		d.InputSchema, d.OutputSchema = t.InputSchema, t.OutputSchema
+		if !t.Annotations.IsZero() {
+			a := t.Annotations
+			d.Annotations = &a
+		}
 	}
 	if format != DescribeJSON {
 		d.TypeScript = t.TypeScript()
 	}
-	if !t.Annotations.IsZero() {
-		a := t.Annotations
-		d.Annotations = &a
+	if format == DescribeTS {
+		d.Title = ""
+		if len(d.Description) <= maxDescriptionInDeclaration {
+			d.Description = ""
+		}
 	}
 	return d
 }
+
+// maxDescriptionInDeclaration is the longest description the TypeScript
+// declaration's doc comment keeps whole.
+const maxDescriptionInDeclaration = 2048

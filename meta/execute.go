@@ -23,6 +23,7 @@ import (
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/render"
 	"github.com/codecall-go/codecall/toolerr"
 	"github.com/codecall-go/codecall/vm"
 )
@@ -61,12 +62,13 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if field, msg, ok := executeArgs.decode(req.Params.Arguments, &in); !ok {
 		return executeArgs.invalid(field, msg), nil
 	}
+	format := render.JSON
 	if in.Output != nil {
-		switch in.Output.Format {
-		case "", "json", "compact", "toon":
-		default:
+		f, err := render.ParseFormat(in.Output.Format)
+		if err != nil {
 			return executeArgs.invalid("output.format", fmt.Sprintf("output.format must be json, compact or toon, not %q", in.Output.Format)), nil
 		}
+		format = f
 	}
 	if strings.TrimSpace(in.Script) == "" {
 		return executeArgs.invalid("script", "script must be the body of an async function, e.g. \"const r = await callTool('crm.find_contacts', {query: 'ada'}); return r;\""), nil
@@ -96,8 +98,8 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	refuse := func(status vm.Status, info vm.ErrorInfo, violations []ast.Violation) *mcp.CallToolResult {
 		st.Audit.Log(ctx, audit.Event{Type: audit.ExecuteEnd, RunID: runID, SessionID: session, Via: string(policy.ViaExecute),
 			ScriptSHA256: scriptSHA, Status: string(status), Duration: time.Since(start), ErrorCode: info.Kind, Error: info.Message})
-		return result(IllegalOutput{Status: status, Error: info, Violations: violations, ToolTrace: []vm.TraceEntry{},
-			Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}, RunID: runID}, true)
+		return rendered(IllegalOutput{Status: status, Error: info, Violations: violations, ToolTrace: []vm.TraceEntry{},
+			Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}, RunID: runID}, true, format)
 	}
 	runner := st.Runner
 	if runner == nil {
@@ -139,7 +141,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	// whichever request is waiting for it.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	pr := &pausedRun{session: session, scriptSHA: scriptSHA, cancel: cancel, runID: runID, start: start,
-		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk), secrets: &runSecrets{r: st.Redactor}, approval: &runApproval{}}
+		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk), secrets: &runSecrets{r: st.Redactor}, approval: &runApproval{}, format: format}
 	host := &planHost{env: h.env, st: st, allowed: allowed, reqCtx: ctx, runID: runID,
 		progress: progressToken(req), session: pr.session, scriptSHA: scriptSHA, planContext: in.Context, secrets: pr.secrets,
 		approval: pr.approval}
@@ -215,9 +217,7 @@ func (h *handlers) finish(ctx context.Context, st *State, pr *pausedRun, res *vm
 		return result(env, true)
 	}
 	b = pr.secrets.scrubJSON(st.Redactor.JSON(b, nil))
-	out := mcp.NewToolResultStructured(json.RawMessage(b), string(b))
-	out.IsError = res.Status != vm.StatusOK
-	return out
+	return renderedJSON(b, res.Status != vm.StatusOK, pr.format)
 }
 
 // ExecuteOutput is codecall.execute's result: the run's outcome and the

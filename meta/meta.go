@@ -20,6 +20,7 @@ import (
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/render"
 	"github.com/codecall-go/codecall/search"
 	"github.com/codecall-go/codecall/toolerr"
 )
@@ -144,6 +145,30 @@ func result(v any, isError bool) *mcp.CallToolResult {
 		isError = true
 	}
 	r := mcp.NewToolResultStructured(json.RawMessage(b), string(b))
+	r.IsError = isError
+	return r
+}
+
+// rendered is result with the text block in format f (output.format);
+// structuredContent is the same JSON whatever the format.
+func rendered(v any, isError bool, f render.Format) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return result(v, isError)
+	}
+	return renderedJSON(b, isError, f)
+}
+
+func renderedJSON(b []byte, isError bool, f render.Format) *mcp.CallToolResult {
+	text := string(b)
+	if f != render.JSON {
+		// The document is ours and shallow; should it ever fail, JSON is
+		// still a faithful text block.
+		if t, err := render.Value(f, b); err == nil {
+			text = t
+		}
+	}
+	r := mcp.NewToolResultStructured(json.RawMessage(b), text)
 	r.IsError = isError
 	return r
 }

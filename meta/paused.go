@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/codecall-go/codecall/policy"
+	"github.com/codecall-go/codecall/render"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -40,6 +41,7 @@ type pausedRun struct {
 	expires   time.Time         // when an unanswered pause is dropped
 	secrets   *runSecrets       // secrets the plan received from its tools
 	approval  *runApproval      // how the run's approvals went
+	format    render.Format     // the text block's format, output.format
 }
 
 // approvalAsk is one callTool waiting for a person's answer.

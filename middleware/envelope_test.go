@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,43 @@ func TestExecuteEnvelope(t *testing.T) {
 				t.Errorf("approvalState %s, want %s", out.ApprovalState, tc.wantState)
 			}
 		})
+	}
+}
+
+// TestExecuteOutputFormats checks that output.format shapes only the text
+// block: structuredContent is the same JSON whatever the format.
+func TestExecuteOutputFormats(t *testing.T) {
+	s := newApprovalShop(t, nil)
+	c := mcptest.Connect(t, s.srv)
+	const script = `return {orders: [{id: 'o1', total: 5}, {id: 'o2', total: 7}], note: 'two orders'}`
+	var structured []string
+	for format, want := range map[string]string{
+		"":        `"result":{"orders":[{"id":"o1","total":5},{"id":"o2","total":7}],"note":"two orders"}`,
+		"json":    `"result":{"orders":[{"id":"o1","total":5},{"id":"o2","total":7}],"note":"two orders"}`,
+		"compact": "result:\n  orders:\n    - id: o1\n      total: 5\n",
+		"toon":    "result:\n  orders[2]{id,total}:\n    o1,5\n    o2,7\n  note: two orders",
+	} {
+		args := map[string]any{"script": script}
+		if format != "" {
+			args["output"] = map[string]any{"format": format}
+		}
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "codecall.execute", args
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", format, err, res)
+		}
+		if text := mcp.GetTextFromContent(res.Content[0]); !strings.Contains(text, want) {
+			t.Errorf("format %q: text block\n%s\nwant it to contain\n%s", format, text, want)
+		}
+		var sc struct{ Result json.RawMessage }
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &sc)
+		structured = append(structured, string(sc.Result))
+	}
+	for _, s := range structured[1:] {
+		if s != structured[0] {
+			t.Errorf("structuredContent differs between formats: %s vs %s", s, structured[0])
+		}
 	}
 }

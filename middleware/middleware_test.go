@@ -439,7 +439,7 @@ func TestDescribeDeclarationSaysApprovalAndEffects(t *testing.T) {
 		want, lack []string
 	}{
 		{"billing.refund_payment", []string{approval, "@remarks destructive, not idempotent\n"}, nil},
-		{"crm.find_contacts", []string{" * @remarks read-only\n"}, []string{approval}},
+		{"crm.find_contacts", []string{"@remarks read-only */\n"}, []string{approval}},
 		{"crm.tidy", []string{"/** Tidy contacts. */\ndeclare function"}, []string{"@remarks", approval}},
 	} {
 		var ts string

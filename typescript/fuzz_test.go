@@ -47,11 +47,14 @@ func FuzzDeclare(f *testing.F) {
 			RequiresApproval: true,
 		})
 		base := TypeName(name)
-		for _, want := range []string{
-			"declare function callTool(name: " + quote(name) + ", input: " + base + "Input): Promise<" + base + "Output>;\n",
-			"\ntype " + base + "Input = ",
-			"\ntype " + base + "Output = ",
-		} {
+		wants := []string{"\ntype " + base + "Input = "}
+		if absent(output) {
+			wants = append(wants, "declare function callTool(name: "+quote(name)+", input: "+base+"Input): Promise<unknown>;\n")
+		} else {
+			wants = append(wants, "declare function callTool(name: "+quote(name)+", input: "+base+"Input): Promise<"+base+"Output>;\n",
+				"\ntype "+base+"Output = ")
+		}
+		for _, want := range wants {
 			if !strings.Contains(got, want) {
 				t.Fatalf("declarations lack %q:\n%s", want, got)
 			}

@@ -192,15 +192,17 @@ func inlineText(s string, limit int) string {
 	return s
 }
 
-// jsdoc renders lines as a JSDoc block at the given indentation, on one
-// line when there is a single line of text.
+// jsdoc renders lines as a JSDoc block at the given indentation. A single
+// line of text, or one line followed only by tags, is written on one line
+// when it is short: declarations are read by models, and the block's frame
+// costs tokens without saying anything.
 func jsdoc(lines []string, indent int) string {
 	if len(lines) == 0 {
 		return ""
 	}
 	pad := strings.Repeat("  ", indent)
-	if len(lines) == 1 {
-		return pad + "/** " + lines[0] + " */\n"
+	if one, ok := oneLine(lines); ok {
+		return pad + "/** " + one + " */\n"
 	}
 	var b strings.Builder
 	b.WriteString(pad + "/**\n")
@@ -213,6 +215,26 @@ func jsdoc(lines []string, indent int) string {
 	}
 	b.WriteString(pad + " */\n")
 	return b.String()
+}
+
+// maxOneLineDoc is the longest JSDoc text written on one line.
+const maxOneLineDoc = 160
+
+func oneLine(lines []string) (string, bool) {
+	if len(lines) == 1 {
+		return lines[0], true
+	}
+	n := 0
+	for i, l := range lines {
+		if l == "" || i > 0 && !strings.HasPrefix(l, "@") {
+			return "", false
+		}
+		n += len(l) + 1
+	}
+	if n > maxOneLineDoc {
+		return "", false
+	}
+	return strings.Join(lines, " "), true
 }
 
 // docLines splits a description into the lines of a JSDoc block, dropping

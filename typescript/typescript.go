@@ -138,13 +138,17 @@ const approvalNote = "Requires approval: a person confirms each call; a denial i
 func Declare(f Function) string {
 	base := TypeName(f.Name)
 	in, out := base+"Input", base+"Output"
+	roots := []root{newRoot(in, "input", f.InputSchema, primary("Record<string, unknown>"))}
+	if absent(f.OutputSchema) {
+		// No alias for a type that says nothing: the signature says unknown.
+		out = "unknown"
+	} else {
+		roots = append(roots, newRoot(out, "output", f.OutputSchema, unknownType()))
+	}
 	var b strings.Builder
 	b.WriteString(jsdoc(toolDoc(f), 0))
 	fmt.Fprintf(&b, "declare function callTool(name: %s, input: %s): Promise<%s>;\n", quote(f.Name), in, out)
-	b.WriteString(declarations(base, []root{
-		newRoot(in, "input", f.InputSchema, primary("Record<string, unknown>")),
-		newRoot(out, "output", f.OutputSchema, unknownType()),
-	}))
+	b.WriteString(declarations(base, roots))
 	return b.String()
 }
 

@@ -144,7 +144,7 @@ var typeOfCases = []typeOfCase{
 	{"property docs", `{"type":"object","properties":{"a":{"type":"string","description":"Ends */ here.\nSecond line","default":"x","examples":["y","z*/"]}}}`,
 		"{\n  /**\n   * Ends *\\/ here.\n   * Second line\n   * @default \"x\"\n   * @example \"y\"\n   * @example \"z*\\/\"\n   */\n  a?: string;\n}"},
 	{"property tags", `{"type":"object","properties":{"when":{"type":"string","format":"date-time","deprecated":true},"n":{"type":"integer","minimum":0,"maximum":10},"s":{"type":"string","minLength":1,"pattern":"^[a-z]+$"}}}`,
-		"{\n  /**\n   * @format date-time\n   * @deprecated\n   */\n  when?: string;\n  /**\n   * @integer\n   * @minimum 0\n   * @maximum 10\n   */\n  n?: number;\n  /**\n   * @minLength 1\n   * @pattern ^[a-z]+$\n   */\n  s?: string;\n}"},
+		"{\n  /** @format date-time @deprecated */\n  when?: string;\n  /** @integer @minimum 0 @maximum 10 */\n  n?: number;\n  /** @minLength 1 @pattern ^[a-z]+$ */\n  s?: string;\n}"},
 	{"title when no description", `{"type":"object","properties":{"a":{"type":"string","title":"The A"}}}`, "{\n  /** The A */\n  a?: string;\n}"},
 
 	// What a type cannot say.
@@ -312,10 +312,7 @@ declare function callTool(name: "billing.create_invoice", input: Billing_CreateI
 type Billing_CreateInvoiceInput = {
   /** Customer id */
   customerId: string;
-  /**
-   * @integer
-   * @minimum 0
-   */
+  /** @integer @minimum 0 */
   amount: number;
   /** @default "EUR" */
   currency?: "EUR" | "USD";
@@ -338,17 +335,15 @@ type Billing_CreateInvoice$Line = {
 	{
 		name: "no schemas",
 		fn:   Function{Name: "ping"},
-		want: `declare function callTool(name: "ping", input: PingInput): Promise<PingOutput>;
+		want: `declare function callTool(name: "ping", input: PingInput): Promise<unknown>;
 type PingInput = Record<string, unknown>;
-type PingOutput = unknown;
 `,
 	},
 	{
 		name: "null schemas",
 		fn:   Function{Name: "ping_null", InputSchema: json.RawMessage("null"), OutputSchema: json.RawMessage("null")},
-		want: `declare function callTool(name: "ping_null", input: PingNullInput): Promise<PingNullOutput>;
+		want: `declare function callTool(name: "ping_null", input: PingNullInput): Promise<unknown>;
 type PingNullInput = Record<string, unknown>;
-type PingNullOutput = unknown;
 `,
 	},
 	{
@@ -379,9 +374,8 @@ type Tree_Walk$Node_2 = {
 			Name:        "tree.copy",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"root":{"$ref":"#/definitions/Node"}},"definitions":{"Node":{"type":["object","null"],"properties":{"next":{"$ref":"#/definitions/Node"}}}}}`),
 		},
-		want: `declare function callTool(name: "tree.copy", input: Tree_CopyInput): Promise<Tree_CopyOutput>;
+		want: `declare function callTool(name: "tree.copy", input: Tree_CopyInput): Promise<unknown>;
 type Tree_CopyInput = { root?: Tree_Copy$Node };
-type Tree_CopyOutput = unknown;
 type Tree_Copy$Node = { next?: Tree_Copy$Node } | null;
 `,
 	},
@@ -391,9 +385,8 @@ type Tree_Copy$Node = { next?: Tree_Copy$Node } | null;
 			Name:        "expr.eval",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"expr":{"$ref":"#/$defs/Expr"}},"required":["expr"],"$defs":{"Expr":{"oneOf":[{"type":"number"},{"$ref":"#/$defs/Sum"}]},"Sum":{"type":"object","properties":{"op":{"const":"+"},"args":{"type":"array","items":{"$ref":"#/$defs/Expr"}}},"required":["op","args"]}}}`),
 		},
-		want: `declare function callTool(name: "expr.eval", input: Expr_EvalInput): Promise<Expr_EvalOutput>;
+		want: `declare function callTool(name: "expr.eval", input: Expr_EvalInput): Promise<unknown>;
 type Expr_EvalInput = { expr: Expr_Eval$Expr };
-type Expr_EvalOutput = unknown;
 type Expr_Eval$Expr = number | Expr_Eval$Sum;
 type Expr_Eval$Sum = {
   op: "+";
@@ -407,9 +400,8 @@ type Expr_Eval$Sum = {
 			Name:        "loop.alias",
 			InputSchema: json.RawMessage(`{"$ref":"#/$defs/A","$defs":{"A":{"anyOf":[{"$ref":"#/$defs/B"},{"type":"string"}]},"B":{"anyOf":[{"$ref":"#/$defs/A"},{"type":"number"},{"type":"array","items":{"$ref":"#/$defs/A"}}]}}}`),
 		},
-		want: `declare function callTool(name: "loop.alias", input: Loop_AliasInput): Promise<Loop_AliasOutput>;
+		want: `declare function callTool(name: "loop.alias", input: Loop_AliasInput): Promise<unknown>;
 type Loop_AliasInput = Loop_Alias$A;
-type Loop_AliasOutput = unknown;
 type Loop_Alias$A = unknown /* circular $ref "#/$defs/B" */ | string;
 type Loop_Alias$B = unknown /* circular $ref "#/$defs/A" */ | number | Loop_Alias$A[];
 `,
@@ -423,9 +415,8 @@ type Loop_Alias$B = unknown /* circular $ref "#/$defs/A" */ | number | Loop_Alia
 			Name:        "tuple.tree",
 			InputSchema: json.RawMessage(`{"$defs":{"T":{"anyOf":[{"type":"string"},{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"array","prefixItems":[{"$ref":"#/$defs/T"}],"items":false,"minItems":1},"minItems":1},{"type":"array","items":{"$ref":"#/$defs/T"}}]}},"type":"object","properties":{"tree":{"$ref":"#/$defs/T"}},"required":["tree"]}`),
 		},
-		want: `declare function callTool(name: "tuple.tree", input: Tuple_TreeInput): Promise<Tuple_TreeOutput>;
+		want: `declare function callTool(name: "tuple.tree", input: Tuple_TreeInput): Promise<unknown>;
 type Tuple_TreeInput = { tree: Tuple_Tree$T };
-type Tuple_TreeOutput = unknown;
 type Tuple_Tree$T = string | [string, ...[unknown /* circular $ref "#/$defs/T" */][]] | Tuple_Tree$T[];
 `,
 	},
@@ -455,13 +446,12 @@ type Loop_Pointer$properties_b = Loop_Pointer$properties_c;
 			Name:        "defs.names",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"#/$defs/my-type"},"b":{"$ref":"#/$defs/my_type"},"c":{"$ref":"#/$defs/a~1b"}},"$defs":{"my-type":{"type":"string"},"my_type":{"type":"number"},"a/b":{"type":"boolean"}}}`),
 		},
-		want: `declare function callTool(name: "defs.names", input: Defs_NamesInput): Promise<Defs_NamesOutput>;
+		want: `declare function callTool(name: "defs.names", input: Defs_NamesInput): Promise<unknown>;
 type Defs_NamesInput = {
   a?: Defs_Names$my_type;
   b?: Defs_Names$my_type_2;
   c?: Defs_Names$a_b;
 };
-type Defs_NamesOutput = unknown;
 type Defs_Names$my_type = string;
 type Defs_Names$my_type_2 = number;
 type Defs_Names$a_b = boolean;
@@ -487,9 +477,8 @@ type BadJson_f40076edOutput = unknown /* invalid schema: a schema must be an obj
 			InputSchema: json.RawMessage(`{"type":"object"}`),
 		},
 		want: `/** Line *\/ one */
-declare function callTool(name: "weird name/with:chars \"*/", input: WeirdNameWithChars_6e6b054cInput): Promise<WeirdNameWithChars_6e6b054cOutput>;
+declare function callTool(name: "weird name/with:chars \"*/", input: WeirdNameWithChars_6e6b054cInput): Promise<unknown>;
 type WeirdNameWithChars_6e6b054cInput = Record<string, unknown>;
-type WeirdNameWithChars_6e6b054cOutput = unknown;
 `,
 	},
 	{
