@@ -28,6 +28,11 @@
 // and retried with backoff, and its tools fail with an UNAVAILABLE message,
 // while the others are served.
 //
+// A gateway tells each stdio upstream how many gateways run above it
+// (presets.EnvGatewayDepth), and New refuses to start one nested MaxDepth
+// deep, so that an upstream entry that starts the gateway again cannot
+// fork without bound.
+//
 // Placeholders ${VAR} in env and headers are resolved from the environment
 // when an upstream starts and on Reload. Resolved values are kept out of
 // logs, errors and tool metadata: text that CodeCall produces about an

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/codecall-go/codecall/presets"
@@ -32,8 +33,9 @@ type resolved struct {
 }
 
 // resolve fills in ${VAR} placeholders from lookup and builds the child's
-// environment. Errors name variables, never values.
-func resolve(u presets.Upstream, lookup func(string) (string, bool)) (resolved, error) {
+// environment, which tells the child that depth gateways run above it
+// (this one included). Errors name variables, never values.
+func resolve(u presets.Upstream, lookup func(string) (string, bool), depth int) (resolved, error) {
 	var r resolved
 	var missing []string
 	expand := func(v string) string {
@@ -56,6 +58,8 @@ func resolve(u presets.Upstream, lookup func(string) (string, bool)) (resolved, 
 		for name, v := range u.Env {
 			vars[name] = expand(v)
 		}
+		// Last, so that neither env nor envAllowlist can reset the count.
+		vars[presets.EnvGatewayDepth] = strconv.Itoa(depth)
 		names := make([]string, 0, len(vars))
 		for n := range vars {
 			names = append(names, n)

@@ -44,6 +44,7 @@ type options struct {
 	backoffMin   time.Duration
 	backoffMax   time.Duration
 	name, ver    string
+	depth        int // gateways above this one; set by New from EnvGatewayDepth
 }
 
 // WithLogger sets the logger for upstream starts, failures and restarts
@@ -65,8 +66,9 @@ func WithLazyStart(lazy bool) Option { return func(o *options) { o.lazy = lazy }
 // handshake and the first tools/list (default one minute).
 func WithStartTimeout(d time.Duration) Option { return func(o *options) { o.startTimeout = d } }
 
-// WithLookupEnv sets where ${VAR} placeholders and the environment
-// allowlist read from (default os.LookupEnv).
+// WithLookupEnv sets where ${VAR} placeholders, the environment allowlist
+// and the nesting depth (presets.EnvGatewayDepth) are read from (default
+// os.LookupEnv).
 func WithLookupEnv(lookup func(string) (string, bool)) Option {
 	return func(o *options) { o.lookup = lookup }
 }
@@ -133,7 +135,8 @@ type Gateway struct {
 // New creates a gateway for servers (keyed by server id). Nothing is
 // started until Start, or the first client request with WithLazyStart.
 // Entries are validated like the YAML configuration; an invalid entry is an
-// error, a disabled one is skipped.
+// error, a disabled one is skipped. A gateway that would run nested under
+// MaxDepth others is refused with an error wrapping ErrTooDeep.
 func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) {
 	o := options{sep: DefaultSeparator, startTimeout: DefaultStartTimeout, lookup: os.LookupEnv,
 		backoffMin: defaultBackoffMin, backoffMax: defaultBackoffMax, name: "codecall-gateway", ver: "dev"}
@@ -155,6 +158,11 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 	if err := (presets.UpstreamsConfig{Separator: o.sep, Servers: servers}).Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	depth, err := nestingDepth(o.lookup)
+	if err != nil {
+		return nil, err
+	}
+	o.depth = depth
 	g := &Gateway{opts: o, log: o.log, ups: map[string]*upstream{}, owners: map[string]*upstream{},
 		promptOwners: map[string]*upstream{}, resourceOwners: map[string]*upstream{}, templates: map[string]ownedTemplate{},
 		subs: map[string]map[string]bool{}, started: make(chan struct{})}

@@ -91,7 +91,7 @@ type inflight struct {
 func (g *Gateway) newUpstream(id string, cfg presets.Upstream) *upstream {
 	u := &upstream{g: g, id: id, cfg: cfg, state: stateIdle, tools: map[string]mcp.Tool{}, calls: map[string]*inflight{},
 		prompts: map[string]string{}, resources: map[string]bool{}, templates: map[string]bool{}}
-	u.res, u.resErr = resolve(cfg, g.opts.lookup)
+	u.res, u.resErr = resolve(cfg, g.opts.lookup, g.opts.depth+1)
 	u.envHash = hashResolved(u.res)
 	u.red = newRedactor(u.res.secrets)
 	// Validated by New and Reload, so compiling cannot fail here.
@@ -115,7 +115,7 @@ func hashResolved(r resolved) [32]byte {
 // envChanged reports whether the environment now resolves the upstream's
 // placeholders or allowlist to different values.
 func (u *upstream) envChanged() bool {
-	r, err := resolve(u.cfg, u.g.opts.lookup)
+	r, err := resolve(u.cfg, u.g.opts.lookup, u.g.opts.depth+1)
 	return (err == nil) != (u.resErr == nil) || hashResolved(r) != u.envHash
 }
 

@@ -340,7 +340,31 @@ type Config struct {
 	Upstreams UpstreamsConfig `koanf:"upstreams" json:"upstreams,omitzero"`
 	// Sandbox sizes the worker pool of process isolation.
 	Sandbox SandboxConfig `koanf:"sandbox" json:"sandbox"`
+	// Transport bounds what codecall serve reads from a client.
+	Transport TransportConfig `koanf:"transport" json:"transport"`
 }
+
+// TransportConfig bounds what the codecall command reads from a client,
+// over stdio and streamable HTTP. middleware.Wrap ignores it: a program
+// that wraps its own server owns its transport. It is read when the
+// command starts; a change takes effect at the next start.
+type TransportConfig struct {
+	// MaxRequestBytes caps one request: an HTTP request body, or one line
+	// (one JSON-RPC message) on stdin (default 4 MiB). A larger HTTP body
+	// is answered 413 and a longer stdin line with a JSON-RPC error, both
+	// without reading the excess into memory; the server goes on serving.
+	MaxRequestBytes int64 `koanf:"maxRequestBytes" json:"maxRequestBytes" unit:"bytes"`
+}
+
+// DefaultMaxRequestBytes is transport.maxRequestBytes when it is not set.
+const DefaultMaxRequestBytes = 4 * mib
+
+// The bounds of transport.maxRequestBytes: an initialize request alone
+// takes a few hundred bytes, and a cap of gigabytes caps nothing.
+const (
+	minRequestBytes = 1 * kib
+	maxRequestBytes = 1 << 30
+)
 
 // PolicyConfig selects the OPA/Rego policy. With no paths, CodeCall's
 // built-in default applies (see package policy).
@@ -403,5 +427,6 @@ func Default() Config {
 		Approval:    ApprovalConfig{Timeout: 2 * time.Minute, AllowSessionTrust: true},
 		Upstreams:   UpstreamsConfig{Separator: ".", Start: StartEager, StartTimeout: time.Minute},
 		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 8, QueueTimeout: 5 * time.Second},
+		Transport:   TransportConfig{MaxRequestBytes: DefaultMaxRequestBytes},
 	}
 }

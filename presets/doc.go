@@ -75,6 +75,8 @@
 //	sandbox.maxWorkers       int      poolSize..256; worker processes alive at once (default 8)
 //	sandbox.queueTimeout     duration > 0; longest wait for a worker (default 5s)
 //	sandbox.command          string   absolute path of the worker executable (default: the server's own binary)
+//	transport.maxRequestBytes bytes   1KiB..1GiB; largest HTTP request body or stdin line codecall serve
+//	                                  reads; ignored by middleware.Wrap (default 4MiB)
 //	policy.paths             [path]   .rego modules, .json/.yaml data, directories; relative to the file (default empty: built-in policy)
 //	policy.query             string   the decision rule (default data.codecall.decision)
 //	policy.filterDiscovery   bool     hide tools the policy always denies from search and describe (default false)
@@ -152,7 +154,9 @@
 // tools entries cannot be set from the environment: their keys are tool
 // names and globs, which variable names cannot spell; nor can
 // redaction.patterns, a list of mappings. A CODECALL_ variable
-// that names no key is an error naming the variable.
+// that names no key is an error naming the variable, except
+// EnvGatewayDepth (CODECALL_GATEWAY_DEPTH), which a gateway sets for the
+// upstreams it starts and loading skips.
 //
 // # Errors
 //

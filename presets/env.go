@@ -9,10 +9,19 @@ import (
 )
 
 // EnvPrefix starts every environment variable that overrides a key. The
-// whole CODECALL_ namespace belongs to configuration keys: a variable with
-// the prefix that names no key is an error, so a typo cannot be silently
-// ignored.
+// whole CODECALL_ namespace belongs to configuration keys (EnvGatewayDepth
+// aside): a variable with the prefix that names no key is an error, so a
+// typo cannot be silently ignored.
 const EnvPrefix = "CODECALL_"
+
+// EnvGatewayDepth is the one CODECALL_ variable that is not a key. A
+// gateway (package gateway) sets it in the environment of every stdio
+// upstream it starts, to the number of gateways above that upstream, so
+// that a chain of gateways starting one another stops (gateway.MaxDepth).
+// It carries state from one process to the next, not configuration, so
+// loading skips it; no key can be spelled this way, since there is no
+// top-level key gatewayDepth.
+const EnvGatewayDepth = EnvPrefix + "GATEWAY_DEPTH"
 
 // envNesting separates nesting levels in a variable name; a single
 // underscore is allowed inside a key name (MAX_TOOL_CALLS), so it cannot.
@@ -40,6 +49,9 @@ func newEnvLayer(environ []string) *envLayer {
 // matched case-insensitively, ignoring single underscores, against the real
 // camelCase keys, so that the value lands where the YAML key would.
 func (l *envLayer) transform(name, value string) (string, any) {
+	if name == EnvGatewayDepth {
+		return "", nil
+	}
 	p, t, msg := resolveEnvKey(strings.TrimPrefix(name, EnvPrefix))
 	if msg != "" {
 		l.issues = append(l.issues, issue{source: envSource(name), msg: msg})

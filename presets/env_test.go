@@ -32,6 +32,7 @@ func TestEnvOverrides(t *testing.T) {
 			return reflect.DeepEqual(c.Include, []string{"a.*", "{b,c}.get"})
 		}},
 		{"CODECALL_EXCLUDE=", func(c Config) bool { return len(c.Exclude) == 0 }},
+		{"CODECALL_TRANSPORT__MAX_REQUEST_BYTES=64KiB", func(c Config) bool { return c.Transport.MaxRequestBytes == 64<<10 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
@@ -67,6 +68,8 @@ func TestEnvErrors(t *testing.T) {
 		{"CODECALL_SEARCH__LOWRELEVANCE=lots", "env CODECALL_SEARCH__LOWRELEVANCE", "search.lowRelevance", "want a number"},
 		{"CODECALL_PRESET=fast", "env CODECALL_PRESET", "preset", `unknown preset "fast"`},
 		{"CODECALL_EXCLUDE=a.{b", "env CODECALL_EXCLUDE", "exclude[0]", "invalid glob"},
+		{"CODECALL_TRANSPORT__MAXREQUESTBYTES=10", "env CODECALL_TRANSPORT__MAXREQUESTBYTES", "transport.maxRequestBytes", "must be between 1KiB and 1GiB, got 10 bytes"},
+		{"CODECALL_GATEWAY_DEPTHS=1", "env CODECALL_GATEWAY_DEPTHS", "", "names no configuration key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
@@ -76,6 +79,22 @@ func TestEnvErrors(t *testing.T) {
 				t.Errorf("problem = %+v\nwant source %q key %q message containing %q", p, tt.source, tt.key, tt.want)
 			}
 		})
+	}
+}
+
+// The gateway's nesting depth lives in the CODECALL_ namespace without
+// being a key: loading skips it, whatever its value, and no key is named
+// so that a variable could set it.
+func TestEnvGatewayDepthIsNotConfiguration(t *testing.T) {
+	c, err := Parse(nil, []string{EnvGatewayDepth + "=3", "CODECALL_SEARCH__TOPK=9"})
+	if err != nil {
+		t.Fatalf("Parse with %s: %v", EnvGatewayDepth, err)
+	}
+	if c.Search.TopK != 9 {
+		t.Errorf("the other variables are not applied: topK %d", c.Search.TopK)
+	}
+	if _, _, msg := resolveEnvKey(strings.TrimPrefix(EnvGatewayDepth, EnvPrefix)); msg == "" {
+		t.Errorf("%s names a configuration key; it must not", EnvGatewayDepth)
 	}
 }
 

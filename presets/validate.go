@@ -94,7 +94,15 @@ func (c Config) issues() []issue {
 	}
 	out = append(out, c.Upstreams.issues(root.field("upstreams"))...)
 	out = append(out, c.Sandbox.issues(root.field("sandbox"))...)
+	out = append(out, c.Transport.issues(root.field("transport"))...)
 	return out
+}
+
+func (t TransportConfig) issues(p keyPath) []issue {
+	if n := t.MaxRequestBytes; n < minRequestBytes || n > maxRequestBytes {
+		return []issue{newIssue(p.field("maxRequestBytes"), "must be between 1KiB and 1GiB, got %d bytes", n)}
+	}
+	return nil
 }
 
 // maxSandboxWorkers caps sandbox.maxWorkers: each worker is a process with

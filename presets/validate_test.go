@@ -58,6 +58,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration", "vm: {timeout: 5 seconds}\n", 1, "vm.timeout", `invalid duration "5 seconds"`},
 		{"bad byte size", "vm: {memoryBytes: 12QB}\n", 1, "vm.memoryBytes", `unknown unit "QB"`},
 		{"fractional byte size", "vm: {memoryBytes: 1.5B}\n", 1, "vm.memoryBytes", "not a whole number of bytes"},
+		{"request cap", "transport: {maxRequestBytes: 100B}\n", 1, "transport.maxRequestBytes", "must be between 1KiB and 1GiB, got 100 bytes"},
 		{"bool as string", "tools:\n  a: {appId: true}\n", 2, `tools["a"].appId`, "want a string, got true (quote it)"},
 		{"bool", "vm: {allowLoops: sometimes}\n", 1, "vm.allowLoops", `want true or false, got "sometimes"`},
 		{"list item", "include:\n  - a\n  - {x: 1}\n", 3, "include[1]", "want a string, got a mapping"},
@@ -192,8 +193,11 @@ func TestValidate(t *testing.T) {
 			"mode", "preset", "search.topK", "search.maxTopK", "describe.maxDefinitions",
 			"vm.timeout", "vm.maxToolCalls", "vm.maxConcurrency", "vm.regex",
 			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation",
-			"policy.query", "approval.timeout", "sandbox.poolSize", "sandbox.queueTimeout",
+			"policy.query", "approval.timeout", "sandbox.poolSize", "sandbox.queueTimeout", "transport.maxRequestBytes",
 		}},
+		{"request cap too small", func(c *Config) { c.Transport.MaxRequestBytes = 512 }, []string{"transport.maxRequestBytes"}},
+		{"request cap too large", func(c *Config) { c.Transport.MaxRequestBytes = 2 << 30 }, []string{"transport.maxRequestBytes"}},
+		{"request cap at the bounds", func(c *Config) { c.Transport.MaxRequestBytes = 1 << 10 }, nil},
 		{"sandbox", func(c *Config) {
 			c.Sandbox = SandboxConfig{PoolSize: 4, MaxWorkers: 2, QueueTimeout: -1, Command: "codecall-worker"}
 		},

@@ -19,27 +19,42 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	configFile := fs.String("config", "", "CodeCall YAML config `file` to validate")
 	catalogFile := fs.String("catalog", "", "static catalog `file` to validate")
 	upstreamsFile := fs.String("upstreams", "", "upstream servers `file` ({\"mcpServers\": ...}) to validate")
+	addr := fs.String("http", "", "report who could reach serve --http `addr` with the token flags given")
+	var auth httpAuth
+	auth.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *configFile == "" && *catalogFile == "" && *upstreamsFile == "" {
-		return fmt.Errorf("check needs --config FILE, --catalog FILE and/or --upstreams FILE")
+	if *configFile == "" && *catalogFile == "" && *upstreamsFile == "" && *addr == "" {
+		return fmt.Errorf("check needs --config FILE, --catalog FILE, --upstreams FILE and/or --http ADDR")
 	}
 	failed := false
+	var cfg presets.Config
+	var cfgErr error
 	if *configFile != "" {
-		cfg, err := presets.Load(*configFile)
-		if err != nil {
+		cfg, cfgErr = presets.Load(*configFile)
+	}
+	// What serve would read its upstreams from, so that an upstream of
+	// either file starting the gateway again on the other is caught too.
+	own := ownedBy(*upstreamsFile, *configFile, cfg.Upstreams)
+	if *configFile != "" {
+		if err := cfgErr; err != nil {
 			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *configFile, err)
 			failed = true
 		} else {
 			fmt.Fprintf(stdout, "%s: ok (mode %s, preset %s, timeout %s, %d tool calls per run)\n",
 				*configFile, cfg.Mode, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
-			if cfg.Upstreams.File != "" {
-				if _, err := gateway.ServersOf(cfg.Upstreams, filepath.Dir(*configFile)); err != nil {
-					fmt.Fprintf(stdout, "%s: upstreams.file: invalid\n%v\n", *configFile, err)
+			if cfg.Upstreams.File != "" || len(cfg.Upstreams.Servers) > 0 {
+				servers, err := gateway.ServersOf(cfg.Upstreams, filepath.Dir(*configFile))
+				if err == nil {
+					err = selfReference(servers, own)
+				}
+				if err != nil {
+					fmt.Fprintf(stdout, "%s: upstreams: invalid\n%v\n", *configFile, err)
 					failed = true
 				}
 			}
+			fmt.Fprintf(stdout, "  transport: a request body or stdin line may hold up to %d bytes\n", cfg.Transport.MaxRequestBytes)
 			if !checkPolicy(cfg, stdout) {
 				failed = true
 			}
@@ -59,6 +74,9 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if *upstreamsFile != "" {
 		servers, err := gateway.LoadServers(*upstreamsFile)
+		if err == nil {
+			err = selfReference(servers, own)
+		}
 		if err != nil {
 			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *upstreamsFile, err)
 			failed = true
@@ -66,10 +84,28 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s: ok (%d servers; commands and URLs are checked when serving)\n", *upstreamsFile, len(servers))
 		}
 	}
+	if *addr != "" && !checkHTTP(*addr, auth, stdout) {
+		failed = true
+	}
 	if failed {
 		return fmt.Errorf("check found problems")
 	}
 	return nil
+}
+
+// checkHTTP reports who could reach serve --http addr with these flags,
+// by the rule serve obeys; it is not ok when serve would refuse.
+func checkHTTP(addr string, auth httpAuth, stdout io.Writer) bool {
+	bearer, err := auth.bearer()
+	if err == nil {
+		var e exposure
+		if e, err = decideExposure(addr, bearer, auth.insecure); err == nil {
+			fmt.Fprintf(stdout, "http %s: %s\n", addr, e)
+			return true
+		}
+	}
+	fmt.Fprintf(stdout, "http %s: REFUSED: serve would not start: %v\n", addr, err)
+	return false
 }
 
 // checkPolicy loads and compiles the configured Rego policy as serve

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/url"
@@ -60,7 +59,7 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if g.token != "" {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.token)) != 1 {
+		if !ok || !sameToken(got, g.token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="codecall"`)
 			http.Error(w, "codecall: missing or wrong bearer token", http.StatusUnauthorized)
 			return

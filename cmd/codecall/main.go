@@ -1,9 +1,9 @@
 // Command codecall puts CodeCall in front of an MCP tool set: the embedded
 // demo server, a static catalog file, or upstream MCP servers.
 //
-//	codecall serve [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR]
+//	codecall serve [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR [--token-env NAME | --http-insecure-no-auth]]
 //	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] QUERY
-//	codecall check [--config FILE] [--catalog FILE]
+//	codecall check [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR [--token-env NAME]]
 //	codecall eval [--corpus DIR] [--queries FILE]
 //	codecall version
 package main
@@ -32,7 +32,9 @@ Usage:
   codecall serve   [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR]
                                                                     serve over stdio (default) or streamable HTTP
   codecall search  [--config FILE] [--catalog FILE] [--app APP]... [--top K] [--json] QUERY
-  codecall check   [--config FILE] [--catalog FILE] [--upstreams FILE]  validate a config, catalog or upstreams file
+  codecall check   [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR]
+                                                                    validate a config, catalog or upstreams file;
+                                                                    say who could reach serve --http ADDR
   codecall eval    [--corpus DIR] [--queries FILE]                  search quality on a tool corpus vs plain BM25
   codecall version
 
@@ -40,6 +42,8 @@ Usage:
 ({"mcpServers": ...}, the usual client format); each becomes an app.
 With neither --catalog nor upstreams, the embedded demo server (CRM, billing, support,
 analytics, inventory, notifications) is served.
+--http on an address other than loopback needs a bearer token (--token-env NAME)
+or an explicit --http-insecure-no-auth.
 Run 'codecall COMMAND --help' for a command's flags.
 `
 

@@ -25,8 +25,8 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&src.upstreamsFile, "upstreams", "", "serve the tools of the MCP servers in `file` ({\"mcpServers\": ...}, the usual client format)")
 	addr := fs.String("http", "", "serve streamable HTTP on `addr` (e.g. 127.0.0.1:8080) instead of stdio")
 	path := fs.String("path", "/mcp", "HTTP endpoint `path`")
-	token := fs.String("token", "", "with --http, require this bearer `token` (prefer --token-env: flags show in ps)")
-	tokenEnv := fs.String("token-env", "", "with --http, require the bearer token held in environment variable `NAME`")
+	var auth httpAuth
+	auth.register(fs)
 	fs.Var(&origins, "allow-origin", "with --http, also accept browser requests from this `origin` (repeatable; loopback origins are always accepted)")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn, error")
 	if err := parseFlags(fs, args); err != nil {
@@ -39,20 +39,26 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	bearer := *token
-	if *tokenEnv != "" {
-		v, ok := os.LookupEnv(*tokenEnv)
-		if !ok || v == "" {
-			return fmt.Errorf("--token-env %s: the variable is not set or empty", *tokenEnv)
-		}
-		if bearer != "" {
-			return errors.New("--token and --token-env both given; use one")
-		}
-		bearer = v
+	bearer, err := auth.bearer()
+	if err != nil {
+		return err
 	}
-	if bearer != "" && *addr == "" {
+	var exp exposure
+	switch {
+	case *addr != "":
+		if exp, err = decideExposure(*addr, bearer, auth.insecure); err != nil {
+			return err
+		}
+	case bearer != "":
 		return errors.New("--token and --token-env apply to --http only; stdio needs no token")
+	case auth.insecure:
+		return errors.New("--http-insecure-no-auth applies to --http only")
 	}
+	cfg, err := src.config()
+	if err != nil {
+		return err
+	}
+	maxRequest := cfg.Transport.MaxRequestBytes
 	// stdout carries the protocol on stdio: every log goes to stderr.
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	tp, shutdownTracing, err := tracerProvider(ctx)
@@ -103,20 +109,32 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	srv := b.srv
 
 	if *addr == "" {
+		// Every write to stdout, mcp-go's and the limiter's refusals,
+		// is one whole line.
+		out := &lockedWriter{w: stdout}
+		in := newLineLimiter(stdin, maxRequest, func() {
+			logger.Warn("codecall: refused a message on stdin longer than transport.maxRequestBytes; skipped to the next line", "maxRequestBytes", maxRequest)
+			_, _ = out.Write(tooLargeResponse("a message on stdin", maxRequest))
+		})
 		stdio := server.NewStdioServer(srv)
 		stdio.SetErrorLogger(log.New(stderr, "codecall: ", log.LstdFlags))
-		logger.Info("codecall: serving on stdio")
-		if err := stdio.Listen(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		logger.Info("codecall: serving on stdio", "maxRequestBytes", maxRequest)
+		if err := stdio.Listen(ctx, in, out); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			return err
 		}
 		return nil
 	}
+	if exp.open {
+		logger.Warn("codecall: SERVING WITHOUT AUTHENTICATION (--http-insecure-no-auth): anyone who can reach "+*addr+" can run plans and call every tool; require a bearer token with --token-env, or bind 127.0.0.1", "addr", *addr)
+	}
 	mux := http.NewServeMux()
-	mux.Handle(*path, newHTTPGuard(server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path)), *addr, bearer, origins))
+	// The guard answers first, so a request without the token is refused
+	// before its body is read.
+	mux.Handle(*path, newHTTPGuard(limitBody(server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path)), maxRequest), *addr, bearer, origins))
 	httpSrv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.ListenAndServe() }()
-	logger.Info("codecall: serving streamable HTTP", "url", "http://"+*addr+*path, "bearerToken", bearer != "")
+	logger.Info("codecall: serving streamable HTTP", "url", "http://"+*addr+*path, "exposure", exp.String(), "maxRequestBytes", maxRequest)
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {

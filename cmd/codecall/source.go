@@ -41,17 +41,26 @@ func (b *built) Close() {
 	}
 }
 
+// config returns the configuration of --config, or the default without
+// one (middleware.Wrap makes the same choice).
+func (s source) config() (presets.Config, error) {
+	if s.configFile == "" {
+		return presets.Default(), nil
+	}
+	return presets.Load(s.configFile)
+}
+
 // upstreams returns the upstream servers of --upstreams and the config's
-// upstreams: section; ok is false when there are none.
+// upstreams: section; ok is false when there are none. An upstream that
+// would start this gateway again is an error (selfReference).
 func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]presets.Upstream, ok bool, err error) {
-	cfg = presets.Default().Upstreams
+	full, err := s.config()
+	if err != nil {
+		return full.Upstreams, nil, false, err
+	}
+	cfg = full.Upstreams
 	baseDir := ""
 	if s.configFile != "" {
-		full, err := presets.Load(s.configFile)
-		if err != nil {
-			return cfg, nil, false, err
-		}
-		cfg = full.Upstreams
 		baseDir = filepath.Dir(s.configFile)
 	}
 	if s.upstreamsFile == "" && cfg.File == "" && len(cfg.Servers) == 0 {
@@ -72,6 +81,9 @@ func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]pre
 			}
 			servers[id] = u
 		}
+	}
+	if err := selfReference(servers, ownedBy(s.upstreamsFile, s.configFile, cfg)); err != nil {
+		return cfg, nil, false, err
 	}
 	return cfg, servers, true, nil
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,13 +17,25 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/internal/mcptest"
+	"github.com/codecall-go/codecall/presets"
 )
 
 // upstreamVar makes the test binary an upstream MCP server on stdio with
 // one tool, <value>_echo.
 const upstreamVar = "CODECALLTEST_CMD_UPSTREAM"
 
+// cliVar makes the test binary the codecall command: it runs run with
+// its arguments. With chainVar set to a file, it also appends a line with
+// its gateway nesting depth when it starts and its exit code when it ends.
+const (
+	cliVar   = "CODECALLTEST_CMD_CLI"
+	chainVar = "CODECALLTEST_CMD_CHAIN"
+)
+
 func TestMain(m *testing.M) {
+	if os.Getenv(cliVar) != "" {
+		os.Exit(runAsCLI())
+	}
 	if name := os.Getenv(upstreamVar); name != "" {
 		srv := server.NewMCPServer(name, "1")
 		srv.AddTool(mcp.NewTool(name+"_echo", mcp.WithDescription("Echo the text."), mcp.WithString("text"), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false)),
@@ -32,6 +46,27 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+func runAsCLI() int {
+	note := func(format string, args ...any) {
+		if path := os.Getenv(chainVar); path != "" {
+			f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err == nil {
+				fmt.Fprintf(f, format+"\n", args...)
+				f.Close()
+			}
+		}
+	}
+	depth := os.Getenv(presets.EnvGatewayDepth)
+	note("start depth=%s", depth)
+	// As main does: a gateway stopping its upstreams sends SIGTERM to
+	// those that do not exit within a moment of their stdin closing.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	note("exit depth=%s code=%d", depth, code)
+	return code
 }
 
 func serversJSON(t *testing.T, names ...string) string {
