@@ -16,7 +16,7 @@ import (
 // TestBothHostsAgree runs one table of plans against the two vm.Host
 // implementations, the in-process plan host and the worker bridge of
 // process isolation, and requires the same answers from both: codes,
-// messages, reasons, hints and getTool's view.
+// messages, reasons, hints, getTool's view, and the tool trace.
 func TestBothHostsAgree(t *testing.T) {
 	const catchAll = `catch (e) { return {name: e.name, code: e.code, toolName: e.toolName, message: e.message,
 		reason: e.reason === undefined ? null : e.reason, hint: e.hint === undefined ? null : e.hint, retryable: e.retryable === true}; }`
@@ -41,6 +41,8 @@ func TestBothHostsAgree(t *testing.T) {
 		{"searchTools bad topK", `try { return await searchTools('data', {topK: 0}); } ` + catchAll, nil, "VALIDATION"},
 		{"describeTools", `const d = await describeTools(['data.structured', 'data.hidden', 'codecall.search', 'data.fail']);
 			return {tools: d.tools.map(t => [t.name, typeof t.typescript, typeof t.inputSchema]), notFound: d.notFound};`, []string{"data.*"}, ""},
+		{"parallel calls", `return (await Promise.all([callTool('data.structured', {id: 'a'}), callTool('data.fail', {}, {throwOnError: false}),
+			callTool('data.json_text', {}), callTool('data.nope', {}, {throwOnError: false})])).length;`, nil, ""},
 		{"find, read, call", `const [hit] = await searchTools('structured', {topK: 1});
 			const {tools: [def]} = await describeTools([hit.name]);
 			return {hit: hit.name, required: def.inputSchema.required ?? [], out: await callTool(def.name, {id: 'x'})};`, nil, ""},
@@ -72,8 +74,13 @@ func TestBothHostsAgree(t *testing.T) {
 				t.Fatalf("%s/%s: %v", iso, tc.name, err)
 			}
 			var out struct {
-				Status string          `json:"status"`
-				Result json.RawMessage `json:"result"`
+				Status    string          `json:"status"`
+				Result    json.RawMessage `json:"result"`
+				ToolTrace []struct {
+					ToolName, AppID, Error string
+					OK                     bool
+				} `json:"toolTrace"`
+				Metrics struct{ ToolCalls int } `json:"metrics"`
 			}
 			text := mcp.GetTextFromContent(res.Content[0])
 			if err := json.Unmarshal([]byte(text), &out); err != nil || out.Status != "ok" {
@@ -87,7 +94,9 @@ func TestBothHostsAgree(t *testing.T) {
 			if got := seen.Code + seen.Error.Code; got != tc.wantCode {
 				t.Errorf("%s/%s: code %q, want %q (%s)", iso, tc.name, got, tc.wantCode, out.Result)
 			}
-			answers[iso] = append(answers[iso], fmt.Sprintf("%s: %s", tc.name, out.Result))
+			// The trace too: in a worker it is the server's record of the
+			// calls it served, in the order the plan made them.
+			answers[iso] = append(answers[iso], fmt.Sprintf("%s: %s trace %+v, %d tool calls", tc.name, out.Result, out.ToolTrace, out.Metrics.ToolCalls))
 		}
 		cc.Close()
 	}

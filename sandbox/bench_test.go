@@ -11,7 +11,7 @@ import (
 // sandbox applied), one at a time.
 func BenchmarkSpawn(b *testing.B) {
 	p := newTestPool(b, WithSize(1))
-	args := p.args()
+	args := append([]string{p.cfg.marker}, p.workerLimits().args()...)
 	var ds []time.Duration
 	for b.Loop() {
 		w, err := spawn(context.Background(), "/proc/self/exe", args, env(), DefaultReadyTimeout)

@@ -26,7 +26,8 @@ type Confinement struct {
 	// AddressSpaceBytes is RLIMIT_AS, the kernel's cap on the worker's
 	// memory (0: none).
 	AddressSpaceBytes int64 `json:"addressSpaceBytes"`
-	// CPUSeconds is RLIMIT_CPU (0: none).
+	// CPUSeconds is the soft RLIMIT_CPU, in CPU-seconds over all threads
+	// (0: none); the hard limit is one second more.
 	CPUSeconds int64 `json:"cpuSeconds"`
 	// OpenFiles is RLIMIT_NOFILE.
 	OpenFiles int64 `json:"openFiles"`

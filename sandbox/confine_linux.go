@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -46,34 +47,34 @@ func confine(lim workerLimits) (Confinement, error) {
 	c.EmptyRoot = true
 	c.Landlock = landlockDenyAll()
 
-	rl := []struct {
-		res int
-		n   int64
-	}{
-		{unix.RLIMIT_CORE, 0},
-		{unix.RLIMIT_FSIZE, 0},
-		{unix.RLIMIT_NOFILE, workerOpenFiles},
-		{unix.RLIMIT_MEMLOCK, 0},
-		{unix.RLIMIT_MSGQUEUE, 0},
+	type rlimit struct {
+		res      int
+		cur, max int64
+	}
+	rl := []rlimit{
+		{unix.RLIMIT_CORE, 0, 0},
+		{unix.RLIMIT_FSIZE, 0, 0},
+		{unix.RLIMIT_NOFILE, workerOpenFiles, workerOpenFiles},
+		{unix.RLIMIT_MEMLOCK, 0, 0},
+		{unix.RLIMIT_MSGQUEUE, 0, 0},
 	}
 	if lim.addressSpace > 0 {
-		rl = append(rl, struct {
-			res int
-			n   int64
-		}{unix.RLIMIT_AS, lim.addressSpace})
+		rl = append(rl, rlimit{unix.RLIMIT_AS, lim.addressSpace, lim.addressSpace})
 		c.AddressSpaceBytes = lim.addressSpace
 	}
 	if lim.cpuSeconds > 0 {
-		rl = append(rl, struct {
-			res int
-			n   int64
-		}{unix.RLIMIT_CPU, lim.cpuSeconds})
+		// The soft limit sends SIGXCPU, which the worker turns into its
+		// own exit status (exitCPUTime) so the server can tell a CPU kill
+		// from any other; the hard limit, a second of CPU later, is the
+		// kernel's SIGKILL for a worker that cannot exit by itself.
+		stopOnCPULimit()
+		rl = append(rl, rlimit{unix.RLIMIT_CPU, lim.cpuSeconds, lim.cpuSeconds + cpuHardGrace})
 		c.CPUSeconds = lim.cpuSeconds
 	}
 	for _, r := range rl {
-		v := &unix.Rlimit{Cur: uint64(r.n), Max: uint64(r.n)}
+		v := &unix.Rlimit{Cur: uint64(r.cur), Max: uint64(r.max)}
 		if err := unix.Setrlimit(r.res, v); err != nil {
-			return c, fmt.Errorf("setting resource limit %d to %d: %w", r.res, r.n, err)
+			return c, fmt.Errorf("setting resource limit %d to %d/%d: %w", r.res, r.cur, r.max, err)
 		}
 	}
 	c.OpenFiles = workerOpenFiles
@@ -89,6 +90,23 @@ func confine(lim workerLimits) (Confinement, error) {
 	}
 	c.NoNewPrivs, c.Seccomp = true, true
 	return c, nil
+}
+
+// cpuHardGrace is how many CPU-seconds past the soft RLIMIT_CPU the
+// kernel's hard limit lies.
+const cpuHardGrace = 1
+
+// stopOnCPULimit makes the worker exit with exitCPUTime when the kernel
+// says its CPU time is spent (SIGXCPU, at the soft RLIMIT_CPU). The Go
+// runtime ignores SIGXCPU unless it is asked for, and a process the hard
+// limit kills says nothing of why.
+func stopOnCPULimit() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGXCPU)
+	go func() {
+		<-ch
+		syscall.Exit(exitCPUTime)
+	}()
 }
 
 // workerOpenFiles is RLIMIT_NOFILE of a worker: its three pipes and the

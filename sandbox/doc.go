@@ -30,11 +30,22 @@
 // server answers through the vm.Host it was given, so every tool call goes
 // through CodeCall's gate. Only plain JSON values cross.
 //
+// The server does not trust the worker, which may be compromised by its
+// plan or be the wrong binary: it holds every frame to the promises of
+// vm.Bounds (tool calls and discovery requests within maxToolCalls and
+// maxConcurrency, logs and notifications within the runtime's caps, a
+// result within maxResultBytes and maxLogBytes, a rate limit on frames),
+// builds the result's toolTrace and metrics from the calls it served, and
+// kills a worker that breaks the protocol.
+//
 // # Limits and the pool
 //
 // The server kills a worker that outlives its run's timeout, breaks the
 // protocol, or lingers after its result; any end without a result becomes
-// a timeout or limit_exceeded result with the cause. A Pool keeps workers
+// a timeout or limit_exceeded result with its true cause: the server's own
+// kill, the CPU-time cap (the worker exits with a status of its own on
+// SIGXCPU; past the hard limit, its CPU usage says so), memory, a stack
+// overflow, a kill from outside, or a crash. A Pool keeps workers
 // started ahead of time, bounds the processes alive at once, queues runs
 // beyond that for at most a queue timeout, and replaces each worker after
 // its one run. New fails when the platform cannot start workers (not

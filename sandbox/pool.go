@@ -62,7 +62,8 @@ type poolConfig struct {
 	command      string
 	limits       presets.Limits
 	logger       *slog.Logger
-	marker       string // argv[1] of a worker; tests start misbehaving workers with their own
+	marker       string  // argv[1] of a worker; tests start misbehaving workers with their own
+	frameRate    float64 // frames a second a worker may send (frameRate; tests lower it)
 }
 
 // Option configures New.
@@ -80,8 +81,10 @@ func WithMaxWorkers(n int) Option { return func(c *poolConfig) { c.maxWorkers = 
 func WithQueueTimeout(d time.Duration) Option { return func(c *poolConfig) { c.queueTimeout = d } }
 
 // WithLimits sets the limits the workers' kernel caps derive from: the
-// address space is memoryBytes plus what the Go runtime reserves, the CPU
-// time is the timeout rounded up plus one second. Runs under larger limits
+// address space is memoryBytes plus what the Go runtime reserves; the CPU
+// time, over all of a worker's threads, is the timeout plus its kill grace
+// (one second), rounded down to whole seconds, plus one second (the soft
+// RLIMIT_CPU; the hard one is a second later). Runs under larger limits
 // still run, capped by these. The default is the secure preset's.
 func WithLimits(l presets.Limits) Option { return func(c *poolConfig) { c.limits = l } }
 
@@ -99,7 +102,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *poolConfig) { c.logger =
 func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	limits, _ := presets.LimitsFor(presets.Secure)
 	cfg := poolConfig{size: DefaultPoolSize, queueTimeout: DefaultQueueTimeout, readyTimeout: DefaultReadyTimeout,
-		command: "/proc/self/exe", limits: limits, marker: workerArg}
+		command: "/proc/self/exe", limits: limits, marker: workerArg, frameRate: frameRate}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -169,7 +172,8 @@ func (p *Pool) Close() error {
 	return nil
 }
 
-func (p *Pool) args() []string {
+// workerLimits are the kernel limits of the pool's workers.
+func (p *Pool) workerLimits() workerLimits {
 	// The runtime's soft limit sits well above the budget: the run's own
 	// heap watchdog enforces the budget, and a soft limit at the budget
 	// would have the collector spin instead of letting the watchdog see
@@ -184,7 +188,7 @@ func (p *Pool) args() []string {
 	if p.cfg.limits.Timeout > 0 {
 		l.cpuSeconds = int64((p.cfg.limits.Timeout+killGrace)/time.Second) + 1
 	}
-	return append([]string{p.cfg.marker}, l.args()...)
+	return l
 }
 
 // env is the worker's whole environment: the time zone, which is no
@@ -201,11 +205,13 @@ func env() []string {
 
 // spawn starts one worker; the caller holds a slot for it.
 func (p *Pool) spawn(ctx context.Context) (*worker, error) {
-	w, err := spawn(ctx, p.cfg.command, p.args(), env(), p.cfg.readyTimeout)
+	l := p.workerLimits()
+	w, err := spawn(ctx, p.cfg.command, append([]string{p.cfg.marker}, l.args()...), env(), p.cfg.readyTimeout)
 	if err != nil {
 		p.st.spawnFailures.Add(1)
 		return nil, err
 	}
+	w.cpuLimit = time.Duration(l.cpuSeconds) * time.Second
 	p.st.spawned.Add(1)
 	p.st.spawnNanos.Add(int64(w.ready))
 	p.log.Debug("codecall: sandbox worker ready", "pid", w.pid, "spawnMs", ms(w.ready))
@@ -302,7 +308,7 @@ func (p *Pool) acquire(ctx context.Context) (*worker, time.Duration, error) {
 		case w := <-p.warm:
 			p.wake()
 			if !w.alive() {
-				p.st.kills("died while warm")
+				p.st.kills(causeDiedWarm)
 				p.retire(w)
 				continue
 			}
@@ -329,8 +335,10 @@ var (
 // validates script against rules again before it runs it (checked is the
 // server's own validation, which a worker does not take on trust). Every
 // callTool, getTool, mcpLog and mcpNotify of the plan is answered by host,
-// in this process. A worker that outlives the run's timeout is killed; a
-// worker that dies is reported as timeout or limit_exceeded.
+// in this process, within the run's budgets, which the server enforces
+// itself. A worker that outlives the run's timeout or breaks the protocol
+// is killed; a worker that dies is reported as timeout or limit_exceeded,
+// with its cause.
 func (p *Pool) Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
 	start := time.Now()
 	req := &runRequest{Script: script, Rules: rules, Context: opts.Context,
@@ -346,8 +354,8 @@ func (p *Pool) Run(ctx context.Context, script string, checked *ast.Checked, rul
 		if err := w.send(&message{T: msgRun, Run: req}); err != nil {
 			// The worker died after it was checked: nothing of the plan
 			// reached it, so another worker may take the run.
-			p.st.kills("died while warm")
-			w.kill("died while warm")
+			p.st.kills(causeDiedWarm)
+			w.kill(causeDiedWarm)
 			p.retire(w)
 			if attempt < 3 {
 				continue
@@ -405,7 +413,10 @@ type Stats struct {
 	// SpawnSeconds is the time from spawn to ready of every worker that
 	// became ready, in total.
 	SpawnSeconds float64 `json:"spawnSeconds"`
-	// Kills counts workers killed or lost, by cause.
+	// Kills counts workers killed or lost, by cause: "timeout" and
+	// "cancelled" (the server's kills), "protocol" (a worker that broke
+	// the bridge protocol), "cpu" (its CPU-time cap), "memory", "stack",
+	// "killed" (a SIGKILL from outside), "crashed", and "died while warm".
 	Kills map[string]int64 `json:"kills"`
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -111,5 +112,68 @@ func TestTimeoutKillsWorker(t *testing.T) {
 	}
 	if got := run(t, p, newTestHost(), "return 2", limits(t)); got.Status != vm.StatusOK {
 		t.Fatalf("next run: %s %+v", got.Status, got.Error)
+	}
+}
+
+// TestGenuineRunsWithinBounds runs plans that push the runtime's limits in
+// a real worker: the server's checks of the bridge never mistake the
+// runtime for a lying worker, and its own trace tells the same story as
+// the runtime's, in the order the plan made the calls.
+func TestGenuineRunsWithinBounds(t *testing.T) {
+	p := newTestPool(t)
+	l := limits(t)
+	short := l
+	short.Timeout = time.Second
+	tests := []struct {
+		name, script string
+		limits       presets.Limits
+		status       vm.Status
+		result       string
+		trace        string // name:ok or name:ERROR of each entry, joined by spaces
+	}{
+		// HTML characters crossed escaped would be six bytes each.
+		{"result at the budget", fmt.Sprintf("return '<'.repeat(%d)", l.MaxResultBytes-2), l, vm.StatusOK, "", ""},
+		{"log flood", "Array.from({length: 3000}, (_, i) => console.log('<&>'.repeat(i % 50))); return 1", l, vm.StatusOK, "1", ""},
+		{"message flood", "Array.from({length: 100}, (_, i) => { mcpLog('info', '>'.repeat(500), {i}); mcpNotify('e', {s: '<'.repeat(200)}) }); return 1", l, vm.StatusOK, "1", ""},
+		{"every call", "await Promise.all(Array.from({length: 100}, (_, i) => callTool('echo', {i}))); return 1", l, vm.StatusOK, "1",
+			strings.TrimSpace(strings.Repeat("echo:ok ", 100))},
+		{"fire and forget", "Array.from({length: 10}, () => callTool('sleep', {})); return 'left'", l, vm.StatusOK, `"left"`,
+			strings.TrimSpace(strings.Repeat("sleep:CANCELLED ", 10))},
+		// The sleeping call holds the plan until its timeout, which cuts
+		// the call short: TIMEOUT, as in process.
+		{"the plan's order", "await Promise.all([callTool('echo', {a: 1}), callTool('nope', {}, {throwOnError: false}), callTool('echo', {b: 2}), callTool('sleep', {})])",
+			short, vm.StatusTimeout, "", "echo:ok nope:NOT_FOUND echo:ok sleep:TIMEOUT"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			host := newTestHost()
+			res := run(t, p, host, tc.script, tc.limits)
+			if res.Status != tc.status {
+				t.Fatalf("status %s %+v, want %s", res.Status, res.Error, tc.status)
+			}
+			if tc.result != "" && string(res.Result) != tc.result {
+				t.Errorf("result %.80s, want %s", res.Result, tc.result)
+			}
+			if tc.name == "result at the budget" && int64(len(res.Result)) != l.MaxResultBytes {
+				t.Errorf("result of %d bytes, want %d", len(res.Result), l.MaxResultBytes)
+			}
+			var trace []string
+			for _, e := range res.ToolTrace {
+				if e.OK {
+					trace = append(trace, e.ToolName+":ok")
+				} else {
+					trace = append(trace, e.ToolName+":"+e.Error)
+				}
+			}
+			if got := strings.Join(trace, " "); got != tc.trace || res.Metrics.ToolCalls != len(res.ToolTrace) {
+				t.Errorf("trace %q (%d tool calls), want %q", got, res.Metrics.ToolCalls, tc.trace)
+			}
+			if n := len(host.Logs()) + len(host.Notes()); n > 50 {
+				t.Errorf("the host got %d messages", n)
+			}
+		})
+	}
+	if k := p.Stats().Kills; len(k) != 0 {
+		t.Errorf("workers were killed: %v", k)
 	}
 }

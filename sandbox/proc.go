@@ -31,6 +31,10 @@ type worker struct {
 	spawned time.Time
 	ready   time.Duration // spawn to ready
 
+	// cpuLimit is the worker's soft RLIMIT_CPU (0: none), to tell a CPU
+	// kill by its usage.
+	cpuLimit time.Duration
+
 	killMu sync.Mutex
 	cause  string // why the server killed it, if it did
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -86,16 +87,22 @@ type runOptions struct {
 	Limits presets.Limits `json:"limits"`
 }
 
-// writeFrame writes one message as a frame.
+// writeFrame writes one message as a frame. JSON documents (results, tool
+// values, log data) cross byte for byte: no HTML escaping, which would
+// grow a document the runtime measured against its budget up to sixfold,
+// and the server checks those budgets on what it receives.
 func writeFrame(w io.Writer, m *message) error {
-	b, err := json.Marshal(m)
-	if err != nil {
+	var buf bytes.Buffer
+	buf.Write([]byte{0, 0, 0, 0})
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
 		return fmt.Errorf("sandbox: encoding a %s message: %w", m.T, err)
 	}
-	buf := make([]byte, 4+len(b))
-	binary.BigEndian.PutUint32(buf, uint32(len(b)))
-	copy(buf[4:], b)
-	if _, err := w.Write(buf); err != nil {
+	b := buf.Bytes()
+	b = b[:len(b)-1] // Encode's newline
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	if _, err := w.Write(b); err != nil {
 		return fmt.Errorf("sandbox: writing a %s message: %w", m.T, err)
 	}
 	return nil

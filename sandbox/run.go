@@ -15,21 +15,38 @@ import (
 	"github.com/codecall-go/codecall/vm"
 )
 
-// Kill causes, as Stats and the logs name them.
+// Kill causes: why a worker ended without a result, as Stats, the metrics
+// and the logs name them.
 const (
-	causeTimeout   = "timeout"
-	causeCancelled = "cancelled"
-	causeProtocol  = "protocol"
+	causeTimeout   = "timeout"         // the server killed it past its deadline
+	causeCancelled = "cancelled"       // the server killed it when the request was cancelled
+	causeProtocol  = "protocol"        // the server killed it for breaking the bridge protocol
+	causeCPU       = "cpu"             // it spent its CPU-time cap (RLIMIT_CPU)
+	causeMemory    = "memory"          // it ran out of memory, or the kernel killed it grown past its budget
+	causeStack     = "stack"           // its Go stack overflowed
+	causeKilled    = "killed"          // a SIGKILL from outside the server, within its caps
+	causeCrashed   = "crashed"         // any other end
+	causeDiedWarm  = "died while warm" // it died before it took a plan
 )
 
 // LimitWorker is the limit a limit_exceeded result names when a worker
-// process ended abnormally for a reason no other limit describes.
+// process ended abnormally for a reason no other limit describes, or
+// broke the bridge protocol.
 const LimitWorker = "worker"
+
+// frameRate is the bridge's rate limit: a worker may send at most this
+// many frames at once, and this many a second after that, whatever they
+// are. A runtime stays well below it: each of its frames waits for the
+// server (a call for a free slot, a getTool for its answer; a plan calling
+// getTool in a loop makes about 20,000 a second) or is capped by count
+// (logs, notifications, cancellations).
+const frameRate = 100_000
 
 // runOn serves the calls of a worker that was sent its run until it
 // reports a result, dies, or outlives its deadline.
 func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Host, start time.Time) *vm.Result {
-	s := &session{w: w, host: host, calls: map[uint64]context.CancelFunc{}}
+	s := &session{w: w, host: host, bounds: vm.BoundsFor(req.Options.Limits), req: req, start: start,
+		open: map[uint64]*openRequest{}, frames: newFrameBudget(p.cfg.frameRate)}
 	callCtx, cancelCalls := context.WithCancel(ctx)
 	defer func() {
 		// Calls still in flight are cancelled; one whose reply cannot be
@@ -54,9 +71,23 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 	defer hard.stop()
 	s.kill = hard
 
-	frames := make(chan *message)
 	done := make(chan struct{})
 	defer close(done)
+	// The deadline and the client's cancellation kill the worker from here,
+	// not only from the loop below, which may be blocked writing to a
+	// worker that stopped reading: the kill breaks the pipe.
+	go func() {
+		select {
+		case <-hard.fired:
+			w.kill(causeTimeout)
+		case <-ctx.Done():
+			w.kill(causeCancelled)
+		case <-done:
+		}
+	}()
+
+	frames := make(chan *message)
+	var readErr string // set before frames is closed
 	go func() {
 		defer close(frames)
 		for {
@@ -65,6 +96,7 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, os.ErrClosed) {
 					// Too large or malformed: the worker is not speaking the
 					// protocol, and is not trusted to go on.
+					readErr = "a frame too large or malformed"
 					w.kill(causeProtocol)
 				}
 				return
@@ -81,88 +113,202 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 		select {
 		case m, ok := <-frames:
 			if !ok {
-				return s.abnormal(p, req, start, "")
+				return s.abnormal(p, "", readErr)
 			}
-			switch m.T {
-			case msgCall:
-				s.call(callCtx, m)
-			case msgDiscover:
-				s.discover(callCtx, m)
-			case msgGet:
-				desc, found := host.GetTool(m.Name)
-				_ = w.send(&message{T: msgReply, ID: m.ID, OK: found, Value: desc})
-			case msgCancel:
-				s.cancel(m.ID)
-			case msgLog:
-				host.Log(ctx, m.Name, m.Message, m.Data)
-			case msgNotify:
-				host.Notify(ctx, m.Name, m.Data)
-			case msgResult:
-				// The runtime in the worker caps the result and the logs; a
-				// worker sending more is not the runtime speaking.
-				if m.Result == nil || int64(len(m.Result.Result)) > 2*req.Options.Limits.MaxResultBytes+1024 {
-					w.kill(causeProtocol)
-					return s.abnormal(p, req, start, "")
-				}
-				res := m.Result
-				res.RunID = req.Options.RunID
-				if res.ToolTrace == nil {
-					res.ToolTrace = []vm.TraceEntry{}
-				}
-				return res
-			default:
+			res, broke := s.handle(ctx, callCtx, m)
+			if broke != "" {
 				w.kill(causeProtocol)
-				return s.abnormal(p, req, start, "")
+				return s.abnormal(p, causeProtocol, broke)
+			}
+			if res != nil {
+				return res
 			}
 		case <-hard.fired:
 			w.kill(causeTimeout)
-			return s.abnormal(p, req, start, causeTimeout)
+			return s.abnormal(p, causeTimeout, "")
 		case <-ctx.Done():
 			w.kill(causeCancelled)
-			return s.abnormal(p, req, start, causeCancelled)
+			return s.abnormal(p, causeCancelled, "")
 		}
 	}
 }
 
-// session is the server's side of one run.
+// session is the server's side of one run. The server trusts nothing the
+// worker says that it can check: it serves at most the run's tool calls,
+// as many at once as the run's concurrency, forwards logs and
+// notifications only within the runtime's own caps, and reports the calls
+// it served itself. A frame no runtime would send is a protocol violation,
+// and the worker is killed for it.
 type session struct {
-	w    *worker
-	host vm.Host
-	wg   sync.WaitGroup
-	kill *killTimer
+	w      *worker
+	host   vm.Host
+	bounds vm.Bounds
+	req    *runRequest
+	start  time.Time
+	wg     sync.WaitGroup
+	kill   *killTimer
 
-	mu    sync.Mutex
-	calls map[uint64]context.CancelFunc
-	trace []vm.TraceEntry
+	// Owned by the run loop.
+	requests int   // call and discover frames served
+	cancels  int   // cancel frames
+	messages int   // log and notify frames forwarded
+	msgBytes int64 // their bytes (the runtime charges them at least as much)
+	frames   frameBudget
+
+	mu     sync.Mutex
+	open   map[uint64]*openRequest // calls and discovery requests the worker waits for
+	served []servedCall            // the tool calls served, in the order they came
+}
+
+// openRequest is a call or discovery request being served.
+type openRequest struct{ cancel context.CancelFunc }
+
+// servedCall is the server's record of one tool call it served.
+type servedCall struct {
+	name  string
+	begin time.Time
+	took  time.Duration
+	done  bool
+	ok    bool
+	code  string
+}
+
+// handle serves one frame of the worker. It returns the run's result when
+// the frame is the result, and what was wrong when the frame breaks the
+// protocol.
+func (s *session) handle(ctx, callCtx context.Context, m *message) (res *vm.Result, broke string) {
+	if !s.frames.take(time.Now()) {
+		return nil, fmt.Sprintf("more than %.0f frames a second", s.frames.rate)
+	}
+	switch m.T {
+	case msgCall:
+		var input map[string]any
+		if err := json.Unmarshal(m.Input, &input); err != nil || input == nil {
+			return nil, "a tool input that is not a JSON object"
+		}
+		if broke := s.admit(m, s.bounds.CheckName(m.Name)); broke != "" {
+			return nil, broke
+		}
+		s.call(callCtx, m, input)
+	case msgDiscover:
+		var bad error
+		switch {
+		case m.Name != vm.DiscoverSearch && m.Name != vm.DiscoverDescribe:
+			bad = errors.New("an unknown discovery operation")
+		case len(m.Input) > s.bounds.DiscoverArgsBytes:
+			bad = fmt.Errorf("discovery arguments of %d bytes", len(m.Input))
+		}
+		if broke := s.admit(m, bad); broke != "" {
+			return nil, broke
+		}
+		s.discover(callCtx, m)
+	case msgGet:
+		if err := s.bounds.CheckName(m.Name); err != nil {
+			return nil, "getTool with " + err.Error()
+		}
+		desc, found := s.host.GetTool(m.Name)
+		_ = s.w.send(&message{T: msgReply, ID: m.ID, OK: found, Value: desc})
+	case msgCancel:
+		// A runtime withdraws each request at most once; a request already
+		// answered is no longer open, and its cancel is a no-op.
+		if s.cancels++; s.cancels > s.requests {
+			return nil, "more cancellations than requests"
+		}
+		s.cancel(m.ID)
+	case msgLog:
+		if !vm.IsLogLevel(m.Name) {
+			return nil, fmt.Sprintf("mcpLog at level %q, which is not an MCP logging level", clipped(m.Name))
+		}
+		if broke := s.admitMessage(int64(len(m.Name) + len(m.Message) + len(m.Data))); broke != "" {
+			return nil, broke
+		}
+		s.host.Log(ctx, m.Name, m.Message, m.Data)
+	case msgNotify:
+		if err := s.bounds.CheckName(m.Name); err != nil {
+			return nil, "mcpNotify with " + err.Error()
+		}
+		if broke := s.admitMessage(int64(len(m.Name) + len(m.Data))); broke != "" {
+			return nil, broke
+		}
+		s.host.Notify(ctx, m.Name, m.Data)
+	case msgResult:
+		return s.result(m)
+	default:
+		return nil, fmt.Sprintf("an unexpected %q message", clipped(m.T))
+	}
+	return nil, ""
+}
+
+// admit applies the run's budgets to a call or discovery request before
+// anything serves it: at most ToolCalls of them in all (maxToolCalls,
+// discovery included, as in the runtime), at most Concurrency open at
+// once, each with an id of its own. bad is what is wrong with its
+// arguments, if anything.
+func (s *session) admit(m *message, bad error) string {
+	what := "a tool call"
+	if m.T == msgDiscover {
+		what = "a discovery request"
+	}
+	if bad != nil {
+		return what + " with " + bad.Error()
+	}
+	if s.requests >= s.bounds.ToolCalls {
+		return fmt.Sprintf("more than %d tool calls, this preset's maxToolCalls", s.bounds.ToolCalls)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.open) >= s.bounds.Concurrency {
+		return fmt.Sprintf("more than %d tool calls in flight at once, this preset's maxConcurrency", s.bounds.Concurrency)
+	}
+	if _, busy := s.open[m.ID]; busy || m.ID == 0 {
+		return what + " with an id already in use"
+	}
+	s.requests++
+	return ""
+}
+
+// admitMessage applies the runtime's caps on mcpLog and mcpNotify: a
+// number of messages, and their bytes within the log budget.
+func (s *session) admitMessage(n int64) string {
+	if s.messages >= s.bounds.HostMessages {
+		return fmt.Sprintf("more than %d mcpLog and mcpNotify messages", s.bounds.HostMessages)
+	}
+	if s.msgBytes+n > s.bounds.MessageBytes {
+		return fmt.Sprintf("mcpLog and mcpNotify messages over this preset's maxLogBytes (%d)", s.bounds.MessageBytes)
+	}
+	s.messages++
+	s.msgBytes += n
+	return ""
 }
 
 // call runs one callTool of the plan through the host, on its own
 // goroutine, and sends the answer back.
-func (s *session) call(ctx context.Context, m *message) {
+func (s *session) call(ctx context.Context, m *message, input map[string]any) {
 	cctx, cancel := context.WithCancel(ctx)
 	id := m.ID
 	cctx = vm.ContextWithClock(cctx, &callClock{kill: s.kill, send: func(t string) { _ = s.w.send(&message{T: t, ID: id}) }})
+	req := &openRequest{cancel: cancel}
 	s.mu.Lock()
-	s.calls[m.ID] = cancel
-	idx := len(s.trace)
-	s.trace = append(s.trace, vm.TraceEntry{ToolName: m.Name})
+	s.open[id] = req
+	idx := len(s.served)
+	s.served = append(s.served, servedCall{name: m.Name, begin: time.Now()})
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer s.cancel(m.ID)
-		start := time.Now()
-		reply := &message{T: msgReply, ID: m.ID}
-		var input map[string]any
-		if err := json.Unmarshal(m.Input, &input); err != nil {
-			reply.Code, reply.Error = string(toolerr.Validation), "the tool input is not a JSON object"
-		} else if out, err := s.host.CallTool(cctx, m.Name, input); err != nil {
+		defer cancel()
+		reply := &message{T: msgReply, ID: id}
+		if out, err := s.host.CallTool(cctx, m.Name, input); err != nil {
 			failReply(reply, err)
 		} else {
 			reply.OK, reply.Value = true, out
 		}
 		s.mu.Lock()
-		s.trace[idx] = vm.TraceEntry{ToolName: m.Name, DurationMs: ms(time.Since(start)), OK: reply.OK, Error: strings.TrimPrefix(reply.Code, "@")}
+		c := &s.served[idx]
+		c.took, c.done, c.ok, c.code = time.Since(c.begin), true, reply.OK, traceCode(reply)
+		// Closed before the reply is sent: the worker may start its next
+		// call as soon as it reads it.
+		s.close(id, req)
 		s.mu.Unlock()
 		_ = s.w.send(reply)
 	}()
@@ -173,21 +319,43 @@ func (s *session) call(ctx context.Context, m *message) {
 // toolTrace lists tool calls.
 func (s *session) discover(ctx context.Context, m *message) {
 	cctx, cancel := context.WithCancel(ctx)
+	req := &openRequest{cancel: cancel}
 	s.mu.Lock()
-	s.calls[m.ID] = cancel
+	s.open[m.ID] = req
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer s.cancel(m.ID)
+		defer cancel()
 		reply := &message{T: msgReply, ID: m.ID}
 		if out, err := s.host.Discover(cctx, m.Name, m.Input); err != nil {
 			failReply(reply, err)
 		} else {
 			reply.OK, reply.Value = true, out
 		}
+		s.mu.Lock()
+		s.close(m.ID, req)
+		s.mu.Unlock()
 		_ = s.w.send(reply)
 	}()
+}
+
+// close forgets an open request, if id still names it; s.mu is held.
+func (s *session) close(id uint64, req *openRequest) {
+	if s.open[id] == req {
+		delete(s.open, id)
+	}
+}
+
+// cancel withdraws an open request: the worker stopped waiting for it.
+func (s *session) cancel(id uint64) {
+	s.mu.Lock()
+	req := s.open[id]
+	delete(s.open, id)
+	s.mu.Unlock()
+	if req != nil {
+		req.cancel()
+	}
 }
 
 // failReply writes a host error into a reply, as it crosses the bridge: a
@@ -208,19 +376,153 @@ func failReply(reply *message, err error) {
 	}
 }
 
-func (s *session) cancel(id uint64) {
-	s.mu.Lock()
-	c := s.calls[id]
-	delete(s.calls, id)
-	s.mu.Unlock()
-	if c != nil {
-		c()
+// traceCode is the error code of a reply as the runtime's trace names it.
+func traceCode(reply *message) string {
+	switch {
+	case reply.OK:
+		return ""
+	case reply.Code == codeDeadline:
+		return string(toolerr.Timeout)
+	case reply.Code == codeCanceled:
+		return string(toolerr.Cancelled)
+	case reply.Code == "":
+		return string(toolerr.Execution)
 	}
+	return reply.Code
+}
+
+// trace is the server's record of the tool calls it served, as trace
+// entries. A call still being served was withdrawn by the worker or cut
+// short by the run's end: it is cancelled.
+func (s *session) trace() []vm.TraceEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]vm.TraceEntry, len(s.served))
+	for i, c := range s.served {
+		e := vm.TraceEntry{ToolName: c.name, DurationMs: ms(time.Since(c.begin)), Error: string(toolerr.Cancelled)}
+		if c.done {
+			e.DurationMs, e.OK, e.Error = ms(c.took), c.ok, c.code
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// result checks a worker's result against what the runtime can produce
+// and replaces what the server knows better: the tool trace, the metrics
+// and the run ID.
+func (s *session) result(m *message) (*vm.Result, string) {
+	if m.Result == nil {
+		return nil, "a result message without a result"
+	}
+	claimed := m.Result
+	if err := s.bounds.CheckResult(claimed); err != nil {
+		return nil, "a result no runtime would produce: " + err.Error()
+	}
+	trace, ok := reconcile(s.trace(), claimed.ToolTrace, s.bounds.ToolCalls)
+	if !ok {
+		return nil, "a toolTrace that claims tool calls the server did not serve"
+	}
+	return &vm.Result{Status: claimed.Status, Result: claimed.Result, Error: claimed.Error, Logs: claimed.Logs,
+		Warnings: claimed.Warnings, ToolTrace: trace, RunID: s.req.Options.RunID,
+		Metrics: vm.Metrics{DurationMs: ms(time.Since(s.start)), ToolCalls: len(trace)}}, ""
+}
+
+// reconcile builds a run's toolTrace from the calls the server served
+// (served, in the order their frames came), in the order of the worker's
+// trace (claimed, the order the plan made them: concurrent calls reach the
+// server in the order their goroutines write). Each entry is the server's,
+// matched by tool name; the worker adds only two things the server cannot
+// see: calls the plan queued that never left the worker, which must be
+// failures, and that a call it withdrew was cut short by the run's
+// deadline (TIMEOUT for CANCELLED). A claimed success the server did not
+// serve is a lie, and reconcile reports false. Served calls the worker
+// left out come last.
+func reconcile(served, claimed []vm.TraceEntry, maxCalls int) ([]vm.TraceEntry, bool) {
+	byName := map[string][]int{}
+	for i, e := range served {
+		byName[e.ToolName] = append(byName[e.ToolName], i)
+	}
+	used := make([]bool, len(served))
+	out := make([]vm.TraceEntry, 0, max(len(served), len(claimed)))
+	for _, c := range claimed {
+		if q := byName[c.ToolName]; len(q) > 0 {
+			byName[c.ToolName] = q[1:]
+			used[q[0]] = true
+			e := served[q[0]]
+			if e.Error == string(toolerr.Cancelled) && c.Error == string(toolerr.Timeout) {
+				e.Error = c.Error
+			}
+			out = append(out, e)
+			continue
+		}
+		if c.OK {
+			return nil, false
+		}
+		code := c.Error
+		if !isCode(code) {
+			code = string(toolerr.Cancelled)
+		}
+		out = append(out, vm.TraceEntry{ToolName: c.ToolName, Error: code})
+	}
+	for i, e := range served {
+		if !used[i] {
+			out = append(out, e)
+		}
+	}
+	return out, len(out) <= maxCalls
+}
+
+// isCode reports whether s looks like an error code: upper-case letters
+// and underscores.
+func isCode(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'A' || r > 'Z') && r != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// frameBudget is a token bucket over the frames of one run: a burst of
+// rate frames, refilled at rate a second.
+type frameBudget struct {
+	rate   float64
+	tokens float64
+	last   time.Time
+}
+
+func newFrameBudget(rate float64) frameBudget {
+	return frameBudget{rate: rate, tokens: rate, last: time.Now()}
+}
+
+func (b *frameBudget) take(now time.Time) bool {
+	b.tokens = min(b.tokens+now.Sub(b.last).Seconds()*b.rate, b.rate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// clipped cuts a string from the worker for a message.
+func clipped(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) > 64 {
+		return clip(s, 64)
+	}
+	return s
 }
 
 // abnormal builds the result of a run whose worker gave no result: it
-// waits for the worker to be reaped and says why it ended.
-func (s *session) abnormal(p *Pool, req *runRequest, start time.Time, cause string) *vm.Result {
+// waits for the worker to be reaped and says why it ended. cause is the
+// server's own reason to kill it, if it had one; broke says how the worker
+// broke the protocol.
+func (s *session) abnormal(p *Pool, cause, broke string) *vm.Result {
 	t := time.NewTimer(exitGrace)
 	select {
 	case <-s.w.exited:
@@ -232,41 +534,83 @@ func (s *session) abnormal(p *Pool, req *runRequest, start time.Time, cause stri
 	if cause == "" {
 		cause = s.w.killCause()
 	}
-	s.mu.Lock()
-	trace := append([]vm.TraceEntry{}, s.trace...)
-	s.mu.Unlock()
-	res := &vm.Result{RunID: req.Options.RunID, ToolTrace: trace,
-		Metrics: vm.Metrics{DurationMs: ms(time.Since(start)), ToolCalls: len(trace)}}
-	status, info, label := classify(cause, s.w, req.Options.Limits.Timeout)
+	trace := s.trace()
+	res := &vm.Result{RunID: s.req.Options.RunID, ToolTrace: trace,
+		Metrics: vm.Metrics{DurationMs: ms(time.Since(s.start)), ToolCalls: len(trace)}}
+	b := budgets{timeout: s.req.Options.Limits.Timeout, cpu: s.w.cpuLimit, memory: s.req.Options.Limits.MemoryBytes}
+	if b.memory <= 0 || (p.cfg.limits.MemoryBytes > 0 && p.cfg.limits.MemoryBytes < b.memory) {
+		b.memory = p.cfg.limits.MemoryBytes
+	}
+	e := endingOf(s.w.state)
+	e.stderr, e.exit = s.w.errs.String(), s.w.describeExit()
+	status, info, label := classify(cause, broke, e, b)
 	res.Status, res.Error = status, info
 	p.st.kills(label)
-	p.log.Warn("codecall: sandbox worker ended without a result", "runId", req.Options.RunID, "cause", label,
-		"exit", s.w.describeExit(), "pid", s.w.pid)
+	p.log.Warn("codecall: sandbox worker ended without a result", "runId", s.req.Options.RunID, "cause", label,
+		"detail", broke, "exit", e.exit, "cpuSeconds", e.cpu.Seconds(), "maxRSSBytes", e.maxRSS, "pid", s.w.pid)
 	return res
 }
 
+// ending is how a reaped worker process ended.
+type ending struct {
+	code    int  // exit status, -1 when a signal ended it
+	sigkill bool // SIGKILL ended it
+	cpu     time.Duration
+	maxRSS  int64 // peak resident memory, in bytes
+	stderr  string
+	exit    string // the exit status and the runtime's first line, for messages
+}
+
+// budgets are the limits a worker's end is measured against.
+type budgets struct {
+	timeout time.Duration // the run's wall-clock budget
+	cpu     time.Duration // the worker's soft RLIMIT_CPU; 0: none
+	memory  int64         // the smaller of the run's and the pool's memoryBytes; 0: none
+}
+
 // classify maps how a worker ended to the status the client sees, and a
-// label for the counters.
-func classify(cause string, w *worker, timeout time.Duration) (vm.Status, *vm.ErrorInfo, string) {
-	stderr := w.errs.String()
-	xcpu, sigkill := killedBy(w.state)
+// label for the counters. The server's own reasons come first (it knows
+// them), then what the worker's exit says, then what its resource usage
+// says of a SIGKILL the server did not send.
+func classify(cause, broke string, e ending, b budgets) (vm.Status, *vm.ErrorInfo, string) {
+	usedCPU := func() string {
+		return fmt.Sprintf("the plan used up its CPU time: its sandbox worker process spent %.1f s of CPU against a cap of %v "+
+			"(the timeout plus a grace, counted over all its threads, the garbage collector's included) and was stopped; "+
+			"do less work per run, or allocate less", e.cpu.Seconds(), b.cpu)
+	}
 	switch {
+	case cause == causeProtocol:
+		if broke == "" {
+			broke = "a frame too large or malformed"
+		}
+		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: LimitWorker, Message: "the plan's sandbox worker broke the bridge protocol (" + broke + ") and was killed"}, causeProtocol
+	case e.code == exitCPUTime:
+		// The worker says so itself, even when the server's deadline fired
+		// while it was exiting.
+		return vm.StatusTimeout, &vm.ErrorInfo{Message: usedCPU()}, causeCPU
 	case cause == causeTimeout:
-		return vm.StatusTimeout, &vm.ErrorInfo{Message: fmt.Sprintf("the plan ran past its %v timeout and did not stop; its sandbox worker process was killed", timeout)}, causeTimeout
+		return vm.StatusTimeout, &vm.ErrorInfo{Message: fmt.Sprintf("the plan ran past its %v timeout and did not stop; its sandbox worker process was killed", b.timeout)}, causeTimeout
 	case cause == causeCancelled:
 		return vm.StatusTimeout, &vm.ErrorInfo{Message: "the request was cancelled; the plan's sandbox worker process was killed"}, causeCancelled
-	case cause == causeProtocol:
-		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: LimitWorker, Message: "the plan's sandbox worker broke the bridge protocol (a message too large or malformed) and was killed"}, causeProtocol
-	case xcpu:
-		return vm.StatusTimeout, &vm.ErrorInfo{Message: "the plan used up its CPU time limit; the kernel stopped its sandbox worker process"}, "cpu"
-	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory"):
-		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitMemory, Message: "the plan ran out of memory: its sandbox worker process hit the memory cap and died"}, "memory"
-	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "stack exceeds"):
-		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitStack, Message: "the plan overflowed the stack of its sandbox worker process, which died"}, "stack"
-	case sigkill:
-		// Nobody in the server killed it: the kernel's OOM killer did, or an
-		// operator.
-		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitMemory, Message: "the plan's sandbox worker process was killed from outside (the kernel's out-of-memory killer or an operator)"}, "killed"
+	case strings.Contains(e.stderr, "out of memory") || strings.Contains(e.stderr, "cannot allocate memory"):
+		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitMemory, Message: "the plan ran out of memory: its sandbox worker process hit the memory cap and died"}, causeMemory
+	case strings.Contains(e.stderr, "stack overflow") || strings.Contains(e.stderr, "stack exceeds"):
+		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitStack, Message: "the plan overflowed the stack of its sandbox worker process, which died"}, causeStack
+	case e.sigkill && b.cpu > 0 && e.cpu >= b.cpu:
+		// The kernel's hard CPU limit: the worker did not exit by itself
+		// at the soft one (a Go runtime ignores SIGXCPU unless it asks for
+		// it, as a worker does; a worker too busy to act on it, or another
+		// binary, does not).
+		return vm.StatusTimeout, &vm.ErrorInfo{Message: usedCPU()}, causeCPU
+	case e.sigkill && b.memory > 0 && e.maxRSS >= b.memory:
+		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitMemory, Message: fmt.Sprintf("the plan's sandbox worker process was killed "+
+			"by the kernel after it grew to %d MiB, past the plan's memory budget of %d MiB (most likely by the out-of-memory killer)",
+			e.maxRSS>>20, b.memory>>20)}, causeMemory
+	case e.sigkill:
+		// Nobody in the server killed it, and it was within its caps: an
+		// operator or another program did.
+		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: LimitWorker, Message: "the plan's sandbox worker process was killed from outside " +
+			"(a SIGKILL the server did not send, while the worker was within its CPU and memory caps)"}, causeKilled
 	}
-	return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: LimitWorker, Message: "the plan's sandbox worker process ended abnormally (" + w.describeExit() + ")"}, "crashed"
+	return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: LimitWorker, Message: "the plan's sandbox worker process ended abnormally (" + e.exit + ")"}, causeCrashed
 }

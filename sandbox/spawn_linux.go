@@ -5,6 +5,7 @@ package sandbox
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // supported says whether this platform can run sandbox workers at all.
@@ -27,15 +28,20 @@ func sysProcAttr() *syscall.SysProcAttr {
 	}
 }
 
-// killedBy reports whether a reaped process ended by SIGXCPU (its CPU time
-// limit) or by SIGKILL.
-func killedBy(st *os.ProcessState) (xcpu, sigkill bool) {
+// endingOf reads how a reaped process ended from its wait status and its
+// resource usage.
+func endingOf(st *os.ProcessState) ending {
+	e := ending{code: -1}
 	if st == nil {
-		return false, false
+		return e
 	}
-	ws, ok := st.Sys().(syscall.WaitStatus)
-	if !ok || !ws.Signaled() {
-		return false, false
+	e.code = st.ExitCode()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.sigkill = ws.Signal() == syscall.SIGKILL
 	}
-	return ws.Signal() == syscall.SIGXCPU, ws.Signal() == syscall.SIGKILL
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+		e.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		e.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
+	}
+	return e
 }

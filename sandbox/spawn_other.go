@@ -19,4 +19,9 @@ func confine(workerLimits) (Confinement, error) {
 
 func serverNamespaces() map[string]string { return nil }
 
-func killedBy(*os.ProcessState) (xcpu, sigkill bool) { return false, false }
+func endingOf(st *os.ProcessState) ending {
+	if st == nil {
+		return ending{code: -1}
+	}
+	return ending{code: st.ExitCode()}
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/presets"
@@ -43,6 +44,11 @@ func Main() {
 }
 
 func init() { Main() }
+
+// exitCPUTime is a worker's exit status when the kernel told it its CPU
+// time was spent (SIGXCPU, whose number it is on Linux). Nothing else in a
+// worker exits with it; a Go runtime that dies exits with 2.
+const exitCPUTime = 24
 
 // serveWorker confines the process, reports ready, runs one plan and
 // reports its result. It returns the exit code.
@@ -108,7 +114,7 @@ func runPlan(ctx context.Context, req *runRequest, host vm.Host) *vm.Result {
 		// sending it; a difference means the two disagree, and the plan
 		// does not run.
 		return &vm.Result{Status: vm.StatusIllegalAccess, RunID: opts.RunID, ToolTrace: []vm.TraceEntry{},
-			Error: &vm.ErrorInfo{Kind: "validation", Message: "the sandbox worker refused the plan: " + err.Error()}}
+			Error: &vm.ErrorInfo{Kind: "validation", Message: clip("the sandbox worker refused the plan: "+err.Error(), 4<<10)}}
 	}
 	return vm.Run(ctx, checked, host, opts)
 }
@@ -286,3 +292,14 @@ const (
 	codeDeadline = "@deadline"
 	codeCanceled = "@canceled"
 )
+
+// clip cuts s to at most n bytes, on a UTF-8 boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

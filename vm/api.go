@@ -37,6 +37,10 @@
 // their recursion bounded. Regular expressions run in a matcher of the
 // sandbox's own, with a time limit on every backtracking match.
 //
+// BoundsFor states what a run under given limits can ask of its host and
+// put in its Result; a host that cannot see inside the run (package
+// sandbox, across a process boundary) holds the run to it.
+//
 // # What this does not cover
 //
 // goja is not a security boundary, and this package is the in-process
