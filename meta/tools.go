@@ -62,7 +62,8 @@ func Descriptions(st *State) map[string]string {
 	d[n.Execute] = fmt.Sprintf("Run a JavaScript plan that calls tools and returns only what matters. "+
 		"The script is the body of an async function: use await and return. "+
 		"Globals: callTool(name, input, {throwOnError}) -> Promise of the tool's result, getTool(name), codecallContext, "+
-		"console.log, mcpLog(level, msg), mcpNotify(event, payload). Promise.all runs calls in parallel (up to %d). "+
+		"console.log, mcpLog(level, msg), mcpNotify(event, payload), plus URL, URLSearchParams, TextEncoder, TextDecoder, structuredClone, setTimeout. "+
+		"Promise.all runs calls in parallel (up to %d). "+
 		"Limits (%s preset): %s timeout, %d tool calls, %s; no eval/Function/require. "+
 		"Returns {status, result | error, logs, toolTrace, metrics, runId}; status is ok, syntax_error, illegal_access, "+
 		"runtime_error, tool_error, timeout or limit_exceeded.",
