@@ -11,14 +11,16 @@ import (
 
 // Why each always-banned identifier is banned, as the fix to suggest.
 const (
-	hintCode    = "plans cannot create code from strings; write the code directly"
-	hintModule  = "plans cannot load modules; call tools with callTool"
-	hintHost    = "plans have no access to the host or to the global object; use callTool, getTool, codecallContext and the standard built-ins"
-	hintReflect = "reflection and proxies are not available; use plain objects and functions"
-	hintTimer   = "timers are not available; await callTool results, or run calls together with Promise.all"
-	hintProto   = "prototypes cannot be reached from a plan; use plain objects, classes or Object.create(null)"
-	hintArgs    = "use rest parameters (...args) instead"
-	hintRename  = "rename it"
+	hintCode      = "plans cannot create code from strings; write the code directly"
+	hintModule    = "plans cannot load modules; call tools with callTool"
+	hintHost      = "plans have no access to the host or to the global object; use callTool, getTool, codecallContext and the standard built-ins"
+	hintReflect   = "reflection and proxies are not available; use plain objects and functions"
+	hintInterval  = "setInterval is not available; repeat with setTimeout, or await new Promise(r => setTimeout(r, ms)) between steps"
+	hintImmediate = "setImmediate is not available; use setTimeout(fn, 0) or await Promise.resolve()"
+	hintMicrotask = "queueMicrotask is not available; use Promise.resolve().then(fn)"
+	hintProto     = "prototypes cannot be reached from a plan; use plain objects, classes or Object.create(null)"
+	hintArgs      = "use rest parameters (...args) instead"
+	hintRename    = "rename it"
 )
 
 // bannedIdentifiers are refused everywhere, in every preset, as references
@@ -28,7 +30,11 @@ const (
 // take property names and constructors as values, which is how a computed
 // "constr"+"uctor" would reach the Function constructor, and a Proxy
 // intercepts the operations the runtime relies on to hold its invariants.
-// Plans have no use for either. arguments is banned because rest parameters
+// Plans have no use for either. setTimeout and clearTimeout are provided
+// (package vm bounds them); setInterval, setImmediate and queueMicrotask
+// are not: an interval's every firing would count against the timer
+// budget, and the other two add nothing over setTimeout and promises.
+// arguments is banned because rest parameters
 // replace it and its legacy callee/caller properties are the reflective
 // surface the member rule closes.
 var bannedIdentifiers = map[string]string{
@@ -48,13 +54,11 @@ var bannedIdentifiers = map[string]string{
 	"self":                   hintHost + "; if it is your own variable, " + hintRename,
 	"Reflect":                hintReflect,
 	"Proxy":                  hintReflect,
-	"setTimeout":             hintTimer,
-	"setInterval":            hintTimer,
-	"setImmediate":           hintTimer,
-	"clearTimeout":           hintTimer,
-	"clearInterval":          hintTimer,
-	"clearImmediate":         hintTimer,
-	"queueMicrotask":         hintTimer,
+	"setInterval":            hintInterval,
+	"clearInterval":          hintInterval,
+	"setImmediate":           hintImmediate,
+	"clearImmediate":         hintImmediate,
+	"queueMicrotask":         hintMicrotask,
 	"__proto__":              hintProto,
 	"constructor":            hintProto + "; if it is your own variable, " + hintRename,
 	"arguments":              hintArgs,

@@ -108,6 +108,8 @@ func TestRulesPerPreset(t *testing.T) {
 		{"data keys named like legacy members", "return {arguments: [1], caller: 'me', callee: 'you'}", all()},
 		{"string methods", "return 'a-b'.split('-').join('+').replaceAll('+', '')", all()},
 		{"callTool", "const r = await callTool('users.get', {id: 1}); return r", all()},
+		{"timers", "await new Promise(r => setTimeout(r, 10)); const t = setTimeout(() => 1, 5); clearTimeout(t); return 1", all()},
+		{"web globals", "const u = new URL('https://x.org/?a=1'); const b = new TextEncoder().encode(u.searchParams.get('a')); return [new TextDecoder().decode(b), structuredClone({u: u.href}), new URLSearchParams('a=b').toString()]", all()},
 
 		// Banned identifiers, every preset.
 		{"eval", "eval('1')", all(BI)},
@@ -119,7 +121,8 @@ func TestRulesPerPreset(t *testing.T) {
 		{"Reflect", "return Reflect.ownKeys({})", all(BI)},
 		{"Proxy", "return new Proxy({}, {})", all(BI)},
 		{"WebAssembly", "return typeof WebAssembly", all(BI)},
-		{"setTimeout", "setTimeout(() => 1, 10)", all(BI)},
+		{"setInterval", "setInterval(() => 1, 10)", all(BI)},
+		{"setImmediate", "setImmediate(() => 1)", all(BI)},
 		{"queueMicrotask", "queueMicrotask(() => 1)", all(BI)},
 		{"arguments", "function f() { return arguments[0] }\nreturn f(1)", all(BI)},
 		{"declared name", "const self = 1", all(BI)},
@@ -581,9 +584,14 @@ func TestPublicLists(t *testing.T) {
 	ids := AlwaysBannedIdentifiers()
 	for _, want := range []string{"eval", "Function", "AsyncFunction", "GeneratorFunction", "AsyncGeneratorFunction",
 		"require", "process", "module", "exports", "globalThis", "global", "window", "self", "Reflect", "Proxy",
-		"WebAssembly", "__proto__", "constructor", "arguments", "setTimeout", "setInterval", "setImmediate", "queueMicrotask"} {
+		"WebAssembly", "__proto__", "constructor", "arguments", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "queueMicrotask"} {
 		if !slices.Contains(ids, want) {
 			t.Errorf("AlwaysBannedIdentifiers lacks %q", want)
+		}
+	}
+	for _, allowed := range []string{"setTimeout", "clearTimeout", "URL", "URLSearchParams", "TextEncoder", "TextDecoder", "structuredClone"} {
+		if slices.Contains(ids, allowed) {
+			t.Errorf("AlwaysBannedIdentifiers has %q, which plans may use", allowed)
 		}
 	}
 	if !slices.IsSorted(ids) {

@@ -78,13 +78,15 @@ const (
 	catToolFlood   category = "tool-call-floods"
 	catUnicode     category = "unicode"
 	catSanity      category = "sanity"
+	catWeb         category = "web-globals"
+	catTimers      category = "timers"
 )
 
 // minCases is the least number of cases each category must have.
 var minCases = map[category]int{
 	catConstructor: 25, catPollution: 20, catGlobals: 10, catCoercion: 15, catProxy: 8,
 	catJSON: 6, catLoops: 12, catMemory: 12, catDeep: 8, catRegex: 6, catOutput: 8,
-	catToolFlood: 6, catUnicode: 10, catSanity: 5,
+	catToolFlood: 6, catUnicode: 10, catSanity: 5, catWeb: 20, catTimers: 10,
 }
 
 // minTotal is the least number of cases of the whole suite.
@@ -753,7 +755,7 @@ func allCases() []attackCase {
 	for _, cs := range [][]attackCase{
 		constructorCases, pollutionCases, globalCases, coercionCases, proxyCases, jsonCases,
 		loopCases, memoryCases, deepCases, regexCases, outputCases, toolFloodCases,
-		unicodeCases, sanityCases,
+		unicodeCases, sanityCases, webCases, timerCases, webMemoryCases,
 	} {
 		all = append(all, cs...)
 	}

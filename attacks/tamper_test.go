@@ -267,10 +267,10 @@ return await callTool('test.json', {text: '{"a":[1]}'})`,
 	{name: "delete-callTool-binding", cat: catGlobals,
 		script: `delete callTool; return typeof callTool`,
 		want:   syntaxErr},
-	// Wall: validator, timers (and so string timers).
+	// Wall: runtime, a string timer is code generation.
 	{name: "setTimeout-string", cat: catGlobals,
 		script: `setTimeout("return 'PW'+'NED'", 0); return 1`,
-		want:   bannedIdentifier},
+		want:   codeGeneration},
 	// Wall: the bridge. Injected functions expose nothing of Go.
 	{name: "injected-functions-are-plain", cat: catGlobals,
 		script: `return [callTool, getTool, mcpLog, mcpNotify].map(f => [typeof f, Object.keys(f).length, Object.getOwnPropertyNames(f).filter(n => n !== 'length' && n !== 'name')])`,

@@ -72,6 +72,8 @@ type Limits struct {
 	Timeout time.Duration `koanf:"timeout" json:"timeout"`
 	// MaxToolCalls caps the callTool invocations of one run.
 	MaxToolCalls int `koanf:"maxToolCalls" json:"maxToolCalls"`
+	// MaxTimers caps the setTimeout calls of one run.
+	MaxTimers int `koanf:"maxTimers" json:"maxTimers"`
 	// MaxConcurrency caps the tool calls of one run that are in flight at once.
 	MaxConcurrency int `koanf:"maxConcurrency" json:"maxConcurrency"`
 	// AllowLoops permits for, while and do statements.
@@ -115,28 +117,28 @@ const (
 // presetLimits are DESIGN.md's preset table. The map is never written.
 var presetLimits = map[Name]Limits{
 	LockedDown: {
-		Timeout: 2 * time.Second, MaxToolCalls: 20, MaxConcurrency: 2,
+		Timeout: 2 * time.Second, MaxToolCalls: 20, MaxTimers: 20, MaxConcurrency: 2,
 		AllowLoops: false, AllowConsole: false, Regex: RegexNone, RegexTimeout: 0,
 		MaxLogBytes: 16 * kib, MaxResultBytes: 64 * kib, MemoryBytes: 64 * mib, MaxScriptBytes: 16 * kib,
 		MaxScriptLines: 500, MaxNestingDepth: 32, MaxStackDepth: 128,
 		Isolation: IsolationProcess,
 	},
 	Secure: {
-		Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxConcurrency: 4,
+		Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxTimers: 100, MaxConcurrency: 4,
 		AllowLoops: false, AllowConsole: true, Regex: RegexLiteral, RegexTimeout: 0,
 		MaxLogBytes: 64 * kib, MaxResultBytes: 256 * kib, MemoryBytes: 128 * mib, MaxScriptBytes: 64 * kib,
 		MaxScriptLines: 2000, MaxNestingDepth: 48, MaxStackDepth: 256,
 		Isolation: IsolationProcess,
 	},
 	Balanced: {
-		Timeout: 5 * time.Second, MaxToolCalls: 500, MaxConcurrency: 8,
+		Timeout: 5 * time.Second, MaxToolCalls: 500, MaxTimers: 500, MaxConcurrency: 8,
 		AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 100 * time.Millisecond,
 		MaxLogBytes: 256 * kib, MaxResultBytes: 1 * mib, MemoryBytes: 256 * mib, MaxScriptBytes: 128 * kib,
 		MaxScriptLines: 4000, MaxNestingDepth: 64, MaxStackDepth: 512,
 		Isolation: IsolationInProcess,
 	},
 	Experimental: {
-		Timeout: 10 * time.Second, MaxToolCalls: 2000, MaxConcurrency: 16,
+		Timeout: 10 * time.Second, MaxToolCalls: 2000, MaxTimers: 2000, MaxConcurrency: 16,
 		AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 250 * time.Millisecond,
 		MaxLogBytes: 1 * mib, MaxResultBytes: 4 * mib, MemoryBytes: 512 * mib, MaxScriptBytes: 256 * kib,
 		MaxScriptLines: 8000, MaxNestingDepth: 96, MaxStackDepth: 1024,

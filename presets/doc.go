@@ -57,6 +57,7 @@
 //	                                  characters (default "[REDACTED]")
 //	vm.timeout               duration > 0                          (preset)
 //	vm.maxToolCalls          int      >= 1                         (preset)
+//	vm.maxTimers             int      >= 1; setTimeout calls per run (preset)
 //	vm.maxConcurrency        int      >= 1                         (preset)
 //	vm.allowLoops            bool                                  (preset)
 //	vm.allowConsole          bool                                  (preset)
@@ -105,6 +106,7 @@
 //	                 locked_down       secure         balanced        experimental
 //	timeout          2s                3.5s           5s              10s
 //	maxToolCalls     20                100            500             2000
+//	maxTimers        20                100            500             2000
 //	maxConcurrency   2                 4              8               16
 //	allowLoops       false             false          true            true
 //	allowConsole     false             true           true            true

@@ -28,25 +28,25 @@ func TestPresetLimits(t *testing.T) {
 		want Limits
 	}{
 		{LockedDown, Limits{
-			Timeout: 2 * time.Second, MaxToolCalls: 20, MaxConcurrency: 2,
+			Timeout: 2 * time.Second, MaxToolCalls: 20, MaxTimers: 20, MaxConcurrency: 2,
 			AllowLoops: false, AllowConsole: false, Regex: RegexNone, RegexTimeout: 0,
 			MaxLogBytes: 16384, MaxResultBytes: 65536, MemoryBytes: 67108864, MaxScriptBytes: 16384, MaxScriptLines: 500, MaxNestingDepth: 32, MaxStackDepth: 128,
 			Isolation: IsolationProcess,
 		}},
 		{Secure, Limits{
-			Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxConcurrency: 4,
+			Timeout: 3500 * time.Millisecond, MaxToolCalls: 100, MaxTimers: 100, MaxConcurrency: 4,
 			AllowLoops: false, AllowConsole: true, Regex: RegexLiteral, RegexTimeout: 0,
 			MaxLogBytes: 65536, MaxResultBytes: 262144, MemoryBytes: 134217728, MaxScriptBytes: 65536, MaxScriptLines: 2000, MaxNestingDepth: 48, MaxStackDepth: 256,
 			Isolation: IsolationProcess,
 		}},
 		{Balanced, Limits{
-			Timeout: 5 * time.Second, MaxToolCalls: 500, MaxConcurrency: 8,
+			Timeout: 5 * time.Second, MaxToolCalls: 500, MaxTimers: 500, MaxConcurrency: 8,
 			AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 100 * time.Millisecond,
 			MaxLogBytes: 262144, MaxResultBytes: 1048576, MemoryBytes: 268435456, MaxScriptBytes: 131072, MaxScriptLines: 4000, MaxNestingDepth: 64, MaxStackDepth: 512,
 			Isolation: IsolationInProcess,
 		}},
 		{Experimental, Limits{
-			Timeout: 10 * time.Second, MaxToolCalls: 2000, MaxConcurrency: 16,
+			Timeout: 10 * time.Second, MaxToolCalls: 2000, MaxTimers: 2000, MaxConcurrency: 16,
 			AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 250 * time.Millisecond,
 			MaxLogBytes: 1048576, MaxResultBytes: 4194304, MemoryBytes: 536870912, MaxScriptBytes: 262144, MaxScriptLines: 8000, MaxNestingDepth: 96, MaxStackDepth: 1024,
 			Isolation: IsolationInProcess,
@@ -123,6 +123,7 @@ func TestOverrides(t *testing.T) {
 vm:
   timeout: 1.5s
   maxToolCalls: 7
+  maxTimers: 9
   maxConcurrency: 3
   allowLoops: true
   allowConsole: true
@@ -139,7 +140,7 @@ vm:
   isolation: inprocess
 `,
 			check: func(t *testing.T, c Config) {
-				want := Limits{Timeout: 1500 * time.Millisecond, MaxToolCalls: 7, MaxConcurrency: 3,
+				want := Limits{Timeout: 1500 * time.Millisecond, MaxToolCalls: 7, MaxTimers: 9, MaxConcurrency: 3,
 					AllowLoops: true, AllowConsole: true, Regex: RegexFull, RegexTimeout: 50 * time.Millisecond,
 					MaxLogBytes: 512000, MaxResultBytes: 1 << 20, MemoryBytes: 1 << 30, MaxScriptBytes: 4096,
 					MaxScriptLines: 40, MaxNestingDepth: 12, MaxStackDepth: 99, BannedIdentifiers: []string{"fetch", "XMLHttpRequest"},

@@ -161,6 +161,9 @@ func (l Limits) issues(p keyPath) []issue {
 	if l.MaxToolCalls < 1 {
 		add("maxToolCalls", "must be at least 1, got %d", l.MaxToolCalls)
 	}
+	if l.MaxTimers < 1 {
+		add("maxTimers", "must be at least 1, got %d", l.MaxTimers)
+	}
 	if l.MaxConcurrency < 1 {
 		add("maxConcurrency", "must be at least 1, got %d", l.MaxConcurrency)
 	}

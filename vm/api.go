@@ -11,8 +11,14 @@
 // describeTools, mcpLog, mcpNotify,
 // codecallContext and, when the preset allows, console), each frozen and
 // bound non-writable and non-configurable, in front of the standard
-// built-ins. eval, the Function constructor and the constructor property
-// of Function.prototype, %AsyncFunction.prototype% and
+// built-ins and the web platform globals CodeCall implements itself: URL
+// and URLSearchParams (the WHATWG URL Standard, see internal/whatwg),
+// TextEncoder and TextDecoder (UTF-8 only), structuredClone, and
+// setTimeout and clearTimeout. Their instances are plain objects whose
+// state stays on the Go side; they, their prototypes and methods are
+// frozen, and like the rarely used built-ins they are built on first use.
+// eval, the Function constructor and the constructor property of
+// Function.prototype, %AsyncFunction.prototype% and
 // %GeneratorFunction.prototype% are a locked function that ends the run
 // with illegal_access (kind code_generation): every route to code from
 // strings ends there, however the plan reaches it. GoError and every
@@ -29,12 +35,25 @@
 //
 // A watchdog goroutine interrupts the run at its deadline, on cancellation
 // of the caller's context (in-flight tool calls see the cancellation too),
-// and when the process's heap grows past the memory budget. goja's
+// and when the process's heap grows past the memory budget.
+//
+// Timers run on the event loop, on the plan's clock: the deadline, which
+// stands still while a tool call waits for a person (SuspendClock). Each
+// setTimeout counts against the preset's maxTimers; none fires after the
+// deadline or outlives the run, a plan left waiting only on timers due
+// after its deadline ends with timeout at once, and a callback that
+// throws ends the run with its error. String callbacks are code
+// generation. setInterval, setImmediate and queueMicrotask are not
+// provided. goja's
 // interrupt reaches only script code, so the built-ins that allocate in
 // proportion to an argument, walk an array-like's length natively or
 // recurse on the Go stack are guarded: their sizes are capped by the
 // memory budget, their lengths read once, their loops checkpointed and
-// their recursion bounded. Regular expressions run in a matcher of the
+// their recursion bounded. The web globals take the same caps: URL
+// strings and URLSearchParams lists are bounded by a quarter of the
+// string cap, decode's input by the string cap, encode's output by the
+// buffer cap, and structuredClone by the depth, element and buffer caps.
+// Regular expressions run in a matcher of the
 // sandbox's own, with a time limit on every backtracking match.
 //
 // BoundsFor states what a run under given limits can ask of its host and
@@ -190,6 +209,7 @@ type Result struct {
 // Limit names reported in limit_exceeded errors: the YAML key of the limit.
 const (
 	LimitToolCalls = "maxToolCalls"
+	LimitTimers    = "maxTimers"
 	LimitMemory    = "memoryBytes"
 	LimitStack     = "maxStackDepth"
 	LimitRegexTime = "regexTimeout"

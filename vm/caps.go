@@ -69,6 +69,11 @@ type caps struct {
 	stringUnits int64
 	// bufferBytes is the largest ArrayBuffer or typed array: 1/4 of the budget.
 	bufferBytes int64
+	// urlUnits is the longest string a URL is parsed from and the most a
+	// URLSearchParams list holds, in bytes of UTF-8: 1/4 of stringUnits,
+	// so a serialisation, which writes each byte as at most three
+	// characters, stays within stringUnits.
+	urlUnits int64
 }
 
 func capsFor(l presets.Limits) caps {
@@ -100,5 +105,6 @@ func capsFor(l presets.Limits) caps {
 	c.elements = max(budget/32, 1<<16)
 	c.stringUnits = max(budget/16, 1<<16)
 	c.bufferBytes = max(budget/4, 1<<16)
+	c.urlUnits = c.stringUnits / 4
 	return c
 }

@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/codecall-go/codecall/internal/pausetimer"
@@ -39,10 +40,15 @@ func SuspendClock(ctx context.Context) (resume func()) {
 var errDeadline = errors.New("run deadline exceeded")
 
 // deadline is a run's suspendable timeout: a timer that cancels the run's
-// context when the budget is spent, stopped while suspended.
+// context when the budget is spent, stopped while suspended. It is also
+// the plan's clock, on which setTimeout's delays run.
 type deadline struct {
 	cancel context.CancelCauseFunc
 	timer  *pausetimer.Timer
+	// changed, once the plan has a timer, receives a token whenever the
+	// clock is suspended or resumed, so the event loop recomputes when the
+	// next timer is due. It is created on the VM goroutine by watch.
+	changed atomic.Pointer[chan struct{}]
 }
 
 func newDeadline(budget time.Duration, cancel context.CancelCauseFunc) *deadline {
@@ -50,7 +56,38 @@ func newDeadline(budget time.Duration, cancel context.CancelCauseFunc) *deadline
 }
 
 // Suspend implements Clock.
-func (d *deadline) Suspend() func() { return d.timer.Suspend() }
+func (d *deadline) Suspend() func() {
+	resume := d.timer.Suspend()
+	d.notify()
+	return func() {
+		resume()
+		d.notify()
+	}
+}
+
+func (d *deadline) notify() {
+	if ch := d.changed.Load(); ch != nil {
+		select {
+		case *ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// watch returns the channel that signals suspensions and resumptions,
+// creating it on first use. VM goroutine only.
+func (d *deadline) watch() <-chan struct{} {
+	if ch := d.changed.Load(); ch != nil {
+		return *ch
+	}
+	ch := make(chan struct{}, 1)
+	d.changed.Store(&ch)
+	return ch
+}
+
+// elapsed is the plan's clock: the time the run has spent, leaving out
+// suspensions, and whether the clock is running.
+func (d *deadline) elapsed() (time.Duration, bool) { return d.timer.Elapsed() }
 
 // stop ends the clock for good.
 func (d *deadline) stop() {

@@ -14,7 +14,9 @@ import (
 // stays a pristine source of the original built-ins, hardened first where
 // they need it. Built-ins reachable without naming a global (through
 // literals or prototypes: Array, String, Function, RegExp, Promise...) are
-// hardened eagerly in setup.
+// hardened eagerly in setup. The web globals goja lacks (URL, TextEncoder,
+// structuredClone, setTimeout...) are built on first use the same way;
+// Map and Set capture their original methods then, for structuredClone.
 //
 // Observable differences from a plain global: the standard globals are
 // inherited rather than own properties of globalThis, and deleting one
@@ -30,6 +32,11 @@ const (
 	groupProxy
 	groupJSON
 	groupRegExp
+	groupCollections
+	groupURL
+	groupEncoding
+	groupClone
+	groupTimers
 )
 
 // lazyGlobals is the dynamic object behind the plan's global object.
@@ -69,6 +76,11 @@ var lazyGroups = map[string]lazyGroup{
 	"Int16Array": groupBuffers, "Uint16Array": groupBuffers, "Int32Array": groupBuffers,
 	"Uint32Array": groupBuffers, "Float32Array": groupBuffers, "Float64Array": groupBuffers,
 	"Reflect": groupReflect, "Proxy": groupProxy, "JSON": groupJSON, "RegExp": groupRegExp,
+	"Map": groupCollections, "Set": groupCollections,
+	// The web platform's globals, which goja does not have: CodeCall's own.
+	"URL": groupURL, "URLSearchParams": groupURL,
+	"TextEncoder": groupEncoding, "TextDecoder": groupEncoding,
+	"structuredClone": groupClone, "setTimeout": groupTimers, "clearTimeout": groupTimers,
 }
 
 // installGlobals gives the runtime the plan's global object.
@@ -119,6 +131,16 @@ func (g *lazyGlobals) Get(key string) goja.Value {
 			r.guardJSON()
 		case groupRegExp:
 			r.hardenRegExp()
+		case groupCollections:
+			r.captureCollections()
+		case groupURL:
+			r.installURL()
+		case groupEncoding:
+			r.installEncoding()
+		case groupClone:
+			r.installClone()
+		case groupTimers:
+			r.installTimers()
 		}
 		if v, ok := g.cache[key]; ok {
 			return v

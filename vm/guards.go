@@ -18,6 +18,21 @@ type guardState struct {
 	joining    map[*goja.Object]bool
 	bindDepth  map[*goja.Object]int
 	proxyDepth map[*goja.Object]int
+	// dataViews are the DataView objects of the run: goja gives no other
+	// way to tell one from a plain object.
+	dataViews map[*goja.Object]bool
+	// buffers are the original accessors of typed arrays and DataViews,
+	// captured before the plan could reach them; nil until the buffer
+	// globals are first used.
+	buffers *bufferNatives
+}
+
+// bufferNatives are the original getters of %TypedArray%.prototype and
+// DataView.prototype: their internal slots, which no property of the
+// plan's can fake.
+type bufferNatives struct {
+	typedTag, typedBuffer, typedOffset, typedLength nativeFunc
+	viewBuffer, viewOffset, viewLength              nativeFunc
 }
 
 var (
@@ -216,6 +231,7 @@ func (r *run) guardArrays() {
 	// array (spread, Array.from, Promise.all, new Set...): make it a
 	// checkpoint.
 	iterProto := origValues(goja.FunctionCall{This: r.rt.NewArray()}).(*goja.Object).Prototype()
+	r.in.iteratorProto = iterProto.Prototype()
 	r.wrap(iterProto, "next", func(orig nativeFunc) nativeFunc {
 		return func(call goja.FunctionCall) goja.Value {
 			r.checkpoint()
@@ -615,14 +631,27 @@ func (r *run) guardBuffers() {
 	r.standIn(ab, origAB)
 	r.setGlobal("ArrayBuffer", ab)
 
-	// DataView's BigInt accessors are a source of BigInt values.
-	dv := object(g, "DataView")
-	dvProto := object(dv, "prototype")
+	// DataView's BigInt accessors are a source of BigInt values. The
+	// constructor is replaced to record every DataView it makes.
+	origDV := object(g, "DataView")
+	dvProto := object(origDV, "prototype")
 	for _, name := range []string{"getBigInt64", "getBigUint64", "setBigInt64", "setBigUint64"} {
 		if err := dvProto.Delete(name); err != nil {
 			panic(err)
 		}
 	}
+	r.guards.dataViews = make(map[*goja.Object]bool)
+	constructDV, _ := goja.AssertConstructor(origDV)
+	dv := r.newConstructor("DataView", 1, func(call goja.ConstructorCall) *goja.Object {
+		o, err := constructDV(call.NewTarget, call.Arguments...)
+		if err != nil {
+			panic(err)
+		}
+		r.guards.dataViews[o] = true
+		return o
+	})
+	r.lockData(dv, "prototype", dvProto)
+	r.replaceData(dvProto, "constructor", dv)
 	r.setGlobal("DataView", dv)
 
 	var typedArray *goja.Object // %TypedArray%
@@ -665,6 +694,16 @@ func (r *run) guardBuffers() {
 	proto := object(typedArray, "prototype")
 	d := r.in.describe(goja.FunctionCall{Arguments: []goja.Value{proto, r.rt.ToValue("length")}}).(*goja.Object)
 	length := native(d.Get("get"))
+	getter := func(o *goja.Object, key goja.Value) nativeFunc {
+		d := r.in.describe(goja.FunctionCall{Arguments: []goja.Value{o, key}}).(*goja.Object)
+		return native(d.Get("get"))
+	}
+	str := func(s string) goja.Value { return r.rt.ToValue(s) }
+	r.guards.buffers = &bufferNatives{
+		typedTag: getter(proto, r.rt.ToValue(goja.SymToStringTag)), typedBuffer: getter(proto, str("buffer")),
+		typedOffset: getter(proto, str("byteOffset")), typedLength: length,
+		viewBuffer: getter(dvProto, str("buffer")), viewOffset: getter(dvProto, str("byteOffset")), viewLength: getter(dvProto, str("byteLength")),
+	}
 	lengthOf := func(this goja.Value) int64 {
 		return toLength(length(goja.FunctionCall{This: this}))
 	}

@@ -16,6 +16,7 @@ type intrinsics struct {
 	objectProto    *goja.Object
 	functionProto  *goja.Object
 	generatorProto *goja.Object // %GeneratorPrototype%
+	iteratorProto  *goja.Object // %IteratorPrototype%
 	arrayProto     *goja.Object
 	stringProto    *goja.Object
 
@@ -23,6 +24,17 @@ type intrinsics struct {
 	describe  nativeFunc // Object.getOwnPropertyDescriptor
 	isArray   nativeFunc // Array.isArray
 	jsonParse nativeFunc // JSON.parse, unguarded: callers check the text first; see parseNative
+
+	collections *collectionNatives // captured when the plan first names Map or Set
+}
+
+// collectionNatives are the original Map and Set methods structuredClone
+// reads and fills collections with, whatever the plan does to the
+// prototypes later.
+type collectionNatives struct {
+	mapCtor, setCtor            *goja.Object
+	mapEntries, mapNext, mapSet nativeFunc
+	setAdd                      nativeFunc
 }
 
 // throwType throws a TypeError with message msg from a native function.

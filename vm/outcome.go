@@ -69,7 +69,7 @@ func (r *run) classifyThrown(v goja.Value) *outcome {
 // so the engine's wording points the model the wrong way.
 func explainBuiltinAssignment(name, msg string) string {
 	global, ok := strings.CutSuffix(msg, " is not defined")
-	if name != "ReferenceError" || !ok || !standardGlobals[global] {
+	if name != "ReferenceError" || !ok || (!standardGlobals[global] && lazyGroups[global] == groupNone) {
 		return msg
 	}
 	return fmt.Sprintf("%s: built-in globals cannot be reassigned by a plan; declare a local variable instead (const %s = ...)", msg, global)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -89,7 +90,12 @@ type run struct {
 	dropped  bool
 	outbox   *outbox
 
+	// The plan's clock (the deadline) and its timers.
+	clock  *deadline
+	timers *timerQueue
+
 	guards     guardState
+	web        *webState // URL, URLSearchParams, TextEncoder, TextDecoder objects
 	regex      *regexEngine
 	lazyRegExp bool // the plan has no regex literals: harden RegExp on first use
 	watch      *watchdog
@@ -113,6 +119,7 @@ func newRun(ctx context.Context, plan *ast.Checked, host Host, opts Options) *ru
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	d := newDeadline(r.caps.timeout, cancel)
+	r.clock = d
 	r.ctx, r.cancel = ContextWithClock(runCtx, d), d.stop
 	r.logs.limit = r.caps.logBytes
 	// One slot per call that can be in flight, so a finishing call never
@@ -215,27 +222,50 @@ func asPromise(v goja.Value) *goja.Promise {
 	return p
 }
 
-// loop is the event loop: it starts queued tool calls, waits for one to
-// complete, settles its promise (which runs the promise jobs), and goes on
-// until the plan's promise settles or the run is stopped.
+// loop is the event loop: it starts queued tool calls, runs due timers,
+// waits for a call to complete or a timer to come due, settles the call's
+// promise or runs the timer's callback (each followed by the promise jobs
+// they queue), and goes on until the plan's promise settles or the run is
+// stopped.
 func (r *run) loop(p *goja.Promise) {
 	for p.State() == goja.PromiseStatePending {
 		if r.stopping.Load() {
 			return
 		}
 		r.launch()
+		if r.fireTimer() {
+			continue
+		}
+		var alarm <-chan time.Time
+		var clockChanged <-chan struct{}
+		unreachable := false
+		if r.pendingTimers() {
+			alarm, clockChanged, unreachable = r.timerWait()
+		}
 		if r.inflight == 0 {
-			// Nothing in flight can settle anything: no timers exist, so the
-			// plan awaits a promise that will never settle.
-			r.outcome = &outcome{status: StatusRuntimeError, err: &ErrorInfo{Source: "script", Name: "Error",
-				Message: "the plan is waiting for a promise that can never settle (no tool call is in flight)"}}
-			return
+			switch {
+			case clockChanged == nil:
+				// Nothing in flight and no timer can settle anything: the plan
+				// awaits a promise that will never settle.
+				r.outcome = &outcome{status: StatusRuntimeError, err: &ErrorInfo{Source: "script", Name: "Error",
+					Message: "the plan is waiting for a promise that can never settle (no tool call is in flight and no timer is pending)"}}
+				return
+			case unreachable:
+				// Only timers due after the deadline are left, and with no
+				// tool call in flight nothing can stop the clock: the run
+				// would time out waiting for them.
+				r.outcome = &outcome{status: StatusTimeout, err: &ErrorInfo{
+					Message: fmt.Sprintf("the plan is waiting for a timer due after the run's timeout of %v", r.caps.timeout)}}
+				return
+			}
 		}
 		select {
 		case c := <-r.completions:
 			r.complete(c)
 		case <-r.stopCh:
 			return
+		case <-alarm:
+		case <-clockChanged:
 		}
 	}
 	if r.stopping.Load() {
@@ -283,6 +313,7 @@ func (r *run) finish() *Result {
 	if r.watch != nil {
 		r.watch.stop()
 	}
+	r.stopTimers()
 	r.cancel()
 	r.toolWG.Wait()
 	r.drainCompletions()

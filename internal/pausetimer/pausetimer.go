@@ -10,7 +10,8 @@ import (
 // Timer calls its function once, when its budget is spent. Time between a
 // Suspend and the call of the function it returns does not count.
 type Timer struct {
-	fire func()
+	fire   func()
+	budget time.Duration
 
 	mu        sync.Mutex
 	t         *time.Timer
@@ -24,7 +25,7 @@ type Timer struct {
 // suspended. fire runs on its own goroutine.
 func New(budget time.Duration, fire func()) *Timer {
 	var once sync.Once
-	t := &Timer{fire: func() { once.Do(fire) }, remaining: budget, since: time.Now()}
+	t := &Timer{fire: func() { once.Do(fire) }, budget: budget, remaining: budget, since: time.Now()}
 	t.t = time.AfterFunc(budget, t.fire)
 	return t
 }
@@ -50,6 +51,19 @@ func (t *Timer) resume() {
 		t.since = time.Now()
 		t.t = time.AfterFunc(max(t.remaining, 0), t.fire)
 	}
+}
+
+// Elapsed returns how much of the budget has run, leaving out suspended
+// time, and whether the clock is running (neither suspended nor stopped).
+func (t *Timer) Elapsed() (elapsed time.Duration, running bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	elapsed = t.budget - t.remaining
+	running = t.suspended == 0 && !t.stopped
+	if running {
+		elapsed += time.Since(t.since)
+	}
+	return elapsed, running
 }
 
 // Stop ends the timer for good; fire is not called after Stop returns

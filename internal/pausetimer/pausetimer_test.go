@@ -45,3 +45,24 @@ func TestTimer(t *testing.T) {
 		t.Fatalf("fired after %v; the suspension was counted", d)
 	}
 }
+
+func TestElapsed(t *testing.T) {
+	tm := New(time.Second, func() {})
+	defer tm.Stop()
+	time.Sleep(30 * time.Millisecond)
+	r := tm.Suspend()
+	e1, running := tm.Elapsed()
+	if running || e1 < 30*time.Millisecond {
+		t.Fatalf("suspended: elapsed %v, running %v", e1, running)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if e2, _ := tm.Elapsed(); e2 != e1 {
+		t.Fatalf("the clock moved while suspended: %v, then %v", e1, e2)
+	}
+	r()
+	time.Sleep(10 * time.Millisecond)
+	e3, running := tm.Elapsed()
+	if !running || e3 < e1+10*time.Millisecond || e3 > e1+time.Second {
+		t.Fatalf("resumed: elapsed %v (was %v), running %v", e3, e1, running)
+	}
+}
