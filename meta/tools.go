@@ -60,7 +60,7 @@ func Descriptions(st *State) map[string]string {
 		loops = "loops allowed"
 	}
 	d[n.Execute] = fmt.Sprintf("Run a JavaScript plan that calls tools and returns only what matters. "+
-		"The script is the body of an async function: use await and return. "+
+		"The script is the body of an async function: use await and return. TypeScript is accepted (types are stripped). "+
 		"Globals: callTool(name, input, {throwOnError}) -> Promise of the tool's result, getTool(name), codecallContext, "+
 		"console.log, mcpLog(level, msg), mcpNotify(event, payload). Promise.all runs calls in parallel (up to %d). "+
 		"Limits (%s preset): %s timeout, %d tool calls, %s; no eval/Function/require. "+
