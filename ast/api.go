@@ -13,6 +13,19 @@
 // package vm calls it without arguments to get the plan's Promise. Line
 // numbers are the script's; Checked.Locate maps goja's positions back.
 //
+// # TypeScript
+//
+// ValidateTypeScript accepts plans written in TypeScript too. It validates
+// the script as JavaScript first, exactly as Validate does, and only when
+// goja's parser refuses it hands it to a TypeStripper (package
+// ast/tsstrip, with esbuild), after bounding what that parser can find in
+// it. The JavaScript the stripper returns is validated and compiled like
+// any script, through a line index that maps every position back through
+// the stripper's mappings: locations stay those of the script as sent.
+// Checked.Source is what was compiled, which is what a sandbox worker is
+// sent and validates again. Package ast does not import ast/tsstrip, so a
+// program that validates only JavaScript links no TypeScript parser.
+//
 // # Rules
 //
 // Every preset refuses:
@@ -178,10 +191,17 @@ func (e *IllegalError) Error() string {
 // Checked is a validated, compiled plan. Program is immutable and may be run
 // by any number of runtimes: running it evaluates to the plan's async
 // function (see Validate).
+//
+// Program is compiled from Source, which is the script as sent for a
+// JavaScript plan and the JavaScript made of it for a TypeScript plan (see
+// ValidateTypeScript). Either way, every location a Checked reports is in
+// the script as sent.
 type Checked struct {
 	Program *goja.Program
 
-	lines *lineIndex // of the user's script
+	// lines indexes Source; for a TypeScript plan it maps back to the
+	// script as sent.
+	lines *lineIndex
 	// noRegExpLiterals is set by Validate when the walk found no regex
 	// literal. It is a negative so that a Checked built by hand reports
 	// literals, and the runtime hardens RegExp up front.
@@ -205,4 +225,45 @@ func (c *Checked) Locate(line, column int) Location {
 		return Location{Line: line, Column: column}
 	}
 	return c.lines.fromProgram(line, column)
+}
+
+// TypeScript reports whether the script was TypeScript: it did not parse as
+// JavaScript, and Program was compiled from the JavaScript its types were
+// stripped to.
+func (c *Checked) TypeScript() bool { return c != nil && c.lines != nil && c.lines.origin != nil }
+
+// Source is the JavaScript that Program was compiled from: the script as
+// sent, or for a TypeScript plan the JavaScript made of it. Validating
+// Source again, with the rules SourceRules gives, checks the same program;
+// this is what a sandbox worker, which cannot read TypeScript, is sent. A
+// Checked built by hand has no Source.
+func (c *Checked) Source() string {
+	if c == nil || c.lines == nil {
+		return ""
+	}
+	return c.lines.src
+}
+
+// SourceRules returns the rules under which Source validates again, given
+// the rules r the script was validated under: r for a JavaScript plan. For
+// a TypeScript plan, the script as sent was held to r's byte and line
+// limits, and the JavaScript made of it, which may be longer, is not: it is
+// validated without them, every other rule unchanged.
+func (c *Checked) SourceRules(r Rules) Rules {
+	if c.TypeScript() {
+		r.MaxScriptBytes, r.MaxScriptLines = 0, 0
+	}
+	return r
+}
+
+// ScriptLocation maps a location in Source (1-based line, 1-based column
+// counting characters), such as the location a sandbox worker reports for
+// a run of Source, to the script as sent. For a JavaScript plan, whose
+// Source is the script, it returns loc, moved inside the script if it lies
+// outside. A Checked built by hand returns loc.
+func (c *Checked) ScriptLocation(loc Location) Location {
+	if c == nil || c.lines == nil {
+		return loc
+	}
+	return c.lines.at(c.lines.offset(loc))
 }

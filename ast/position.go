@@ -21,9 +21,15 @@ const (
 // goja's own positions say they end (LF, CR, CRLF, U+2028, U+2029), so that
 // locations found here agree with the ones goja reports at run time.
 // Columns count Unicode code points from 1.
+//
+// When src was made from another script (a TypeScript plan with its types
+// stripped), origin maps every offset back, and every Location the index
+// gives is in that script: the violations, syntax errors and run-time
+// positions of a stripped plan all pass through at.
 type lineIndex struct {
 	src    string
-	starts []int // byte offset of the first byte of each line
+	starts []int   // byte offset of the first byte of each line
+	origin *origin // nil when src is the script as sent
 }
 
 func newLineIndex(src string) *lineIndex {
@@ -59,8 +65,9 @@ func (x *lineIndex) lines() int {
 	return n
 }
 
-// at returns the location of byte offset off of the script. Offsets past
-// the end are the position just after the last character.
+// at returns the location of byte offset off of src, in the script as
+// sent. Offsets past the end are the position just after the last
+// character.
 func (x *lineIndex) at(off int) Location {
 	if off < 0 {
 		off = 0
@@ -68,6 +75,15 @@ func (x *lineIndex) at(off int) Location {
 	if off > len(x.src) {
 		off = len(x.src)
 	}
+	if x.origin != nil {
+		return x.origin.at(off)
+	}
+	return x.local(off)
+}
+
+// local returns the location of byte offset off (0 <= off <= len(src)) in
+// src itself.
+func (x *lineIndex) local(off int) Location {
 	line := sort.Search(len(x.starts), func(i int) bool { return x.starts[i] > off }) - 1
 	return Location{Line: line + 1, Column: utf8.RuneCountInString(x.src[x.starts[line]:off]) + 1}
 }
@@ -88,15 +104,8 @@ func (x *lineIndex) fromProgram(line, column int) Location {
 		// The wrapper's closing line: report the end of the script.
 		return x.at(len(x.src))
 	}
-	start := x.starts[line-1]
-	end := len(x.src)
-	if line < len(x.starts) {
-		end = x.starts[line]
-	}
-	off := start + column - 1
-	if off > end {
-		off = end
-	}
+	start, end := x.starts[line-1], x.lineEnd(line)
+	off := max(start, min(start+column-1, end))
 	// A column inside a multi-byte character counts as that character.
 	for off > start && off < len(x.src) && !utf8.RuneStart(x.src[off]) {
 		off--
@@ -104,8 +113,93 @@ func (x *lineIndex) fromProgram(line, column int) Location {
 	return x.at(off)
 }
 
+// lineEnd returns the offset of the line break that ends line (1-based),
+// or the end of src for the last line.
+func (x *lineIndex) lineEnd(line int) int {
+	if line >= len(x.starts) {
+		return len(x.src)
+	}
+	end := x.starts[line]
+	switch {
+	case end >= 2 && x.src[end-2] == '\r' && x.src[end-1] == '\n':
+		return end - 2
+	case x.src[end-1] == '\n' || x.src[end-1] == '\r':
+		return end - 1
+	}
+	return end - 3 // U+2028 or U+2029
+}
+
+// offset converts a location of src (1-based line, 1-based column in code
+// points) to a byte offset of src, clamped to the line and to src.
+func (x *lineIndex) offset(loc Location) int {
+	if loc.Line < 1 {
+		return 0
+	}
+	if loc.Line > len(x.starts) {
+		return len(x.src)
+	}
+	off, end := x.starts[loc.Line-1], x.lineEnd(loc.Line)
+	for n := 1; n < loc.Column && off < end; n++ {
+		_, size := utf8.DecodeRuneInString(x.src[off:])
+		off += size
+	}
+	return min(off, end)
+}
+
 // fromIdx converts a goja file.Idx (1-based byte offset into the wrapped
 // program) to a location in the script.
 func (x *lineIndex) fromIdx(idx int) Location {
 	return x.at(idx - 1 - len(wrapPrefix))
+}
+
+// origin maps byte offsets of a stripped plan's JavaScript back to the
+// script it was made from (see Stripped.Mappings).
+type origin struct {
+	script *lineIndex // the script as sent
+	js     string
+	maps   []Mapping // sorted by JavaScript offset, within both texts
+}
+
+// newOrigin checks and sorts a stripper's mappings: offsets outside either
+// text are clamped, script offsets inside a character move to its start.
+func newOrigin(script *lineIndex, js string, maps []Mapping) *origin {
+	ms := make([]Mapping, 0, len(maps))
+	for _, m := range maps {
+		if m.JavaScript < 0 || m.JavaScript > len(js) {
+			continue
+		}
+		m.Script = max(0, min(m.Script, len(script.src)))
+		for m.Script > 0 && m.Script < len(script.src) && !utf8.RuneStart(script.src[m.Script]) {
+			m.Script--
+		}
+		ms = append(ms, m)
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].JavaScript < ms[j].JavaScript })
+	return &origin{script: script, js: js, maps: ms}
+}
+
+// at returns the location in the script of JavaScript offset off. An offset
+// takes the script position of the nearest mapping at or before it, moved
+// on by the distance from that mapping when the text in between is the same
+// in both (inside an identifier the stripper kept as it was); an offset
+// before the first mapping takes the first one's. The end of the JavaScript
+// is the end of the script.
+func (o *origin) at(off int) Location {
+	if off >= len(o.js) || len(o.maps) == 0 {
+		if off >= len(o.js) {
+			return o.script.local(len(o.script.src))
+		}
+		return o.script.local(0)
+	}
+	i := sort.Search(len(o.maps), func(i int) bool { return o.maps[i].JavaScript > off }) - 1
+	if i < 0 {
+		return o.script.local(o.maps[0].Script)
+	}
+	m := o.maps[i]
+	pos := m.Script
+	if d := off - m.JavaScript; d > 0 && m.Script+d <= len(o.script.src) &&
+		o.js[m.JavaScript:off] == o.script.src[m.Script:m.Script+d] {
+		pos += d
+	}
+	return o.script.local(pos)
 }

@@ -47,23 +47,36 @@ const (
 // or a plain error for an internal failure (a panic in goja's compiler or
 // here), which refuses the script rather than take the caller down.
 func Validate(script string, r Rules) (c *Checked, err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			c, err = nil, fmt.Errorf("ast: validating the plan failed: %v", x)
-		}
-	}()
-	if err := checkSize(script, r.MaxScriptBytes); err != nil {
+	defer recoverValidation(&c, &err)
+	if err := precheck(script, r); err != nil {
 		return nil, err
+	}
+	v := &validation{script: script, rules: r, lines: newLineIndex(script)}
+	return v.run()
+}
+
+// recoverValidation turns a panic in goja or here into an error that
+// refuses the script rather than take the caller down.
+func recoverValidation(c **Checked, err *error) {
+	if x := recover(); x != nil {
+		*c, *err = nil, fmt.Errorf("ast: validating the plan failed: %v", x)
+	}
+}
+
+// precheck refuses a script over the byte limit or not valid UTF-8, before
+// anything else looks at it.
+func precheck(script string, r Rules) error {
+	if err := checkSize(script, r.MaxScriptBytes); err != nil {
+		return err
 	}
 	if off := invalidUTF8(script); off >= 0 {
 		loc := newLineIndex(script[:off]).at(off)
-		return nil, &SyntaxError{
+		return &SyntaxError{
 			Message:  fmt.Sprintf("the script is not valid UTF-8 (line %d, column %d)", loc.Line, loc.Column),
 			Location: loc,
 		}
 	}
-	v := &validation{script: script, rules: r, lines: newLineIndex(script)}
-	return v.run()
+	return nil
 }
 
 // validation holds the state of one Validate call.
@@ -74,6 +87,9 @@ type validation struct {
 	scan           *scanResult
 	lexical        []Violation
 	lexicalOmitted int
+	// parseFailed says that the pre-scan passed and goja's parser then
+	// refused the script: the one failure a TypeScript plan meets.
+	parseFailed bool
 }
 
 func (v *validation) run() (*Checked, error) {
@@ -268,6 +284,7 @@ func (v *validation) collectLexical() {
 // script, or into an *IllegalError when the first error is a construct the
 // rules name (import, export, for await) or a character they refuse.
 func (v *validation) syntaxError(err error) error {
+	v.parseFailed = true
 	var list parser.ErrorList
 	if !errors.As(err, &list) || len(list) == 0 {
 		return &SyntaxError{Message: err.Error(), Location: Location{Line: 1, Column: 1}}
@@ -277,13 +294,7 @@ func (v *validation) syntaxError(err error) error {
 	off := v.offsetOf(first.Position.Line, first.Position.Column)
 
 	if slices.Contains(v.scan.imports, off) {
-		var vs []Violation
-		for _, o := range v.scan.imports {
-			l := v.lines.at(o)
-			vs = append(vs, Violation{Kind: KindImport, Location: l, Message: fmt.Sprintf(
-				"import and export are not allowed (line %d, column %d); plans cannot load modules: call tools with callTool", l.Line, l.Column)})
-		}
-		return illegal(append(vs, v.lexical...), v.lexicalOmitted)
+		return v.importViolations()
 	}
 	if slices.Contains(v.scan.forAwaits, off) {
 		if !v.rules.AllowLoops {
@@ -315,6 +326,18 @@ func (v *validation) syntaxError(err error) error {
 		msg += fmt.Sprintf(" (and %d more errors)", len(list)-1)
 	}
 	return &SyntaxError{Message: msg, Location: loc}
+}
+
+// importViolations reports every import and export keyword the pre-scan
+// found, which goja cannot parse, with the lexical violations.
+func (v *validation) importViolations() *IllegalError {
+	var vs []Violation
+	for _, o := range v.scan.imports {
+		l := v.lines.at(o)
+		vs = append(vs, Violation{Kind: KindImport, Location: l, Message: fmt.Sprintf(
+			"import and export are not allowed (line %d, column %d); plans cannot load modules: call tools with callTool", l.Line, l.Column)})
+	}
+	return illegal(append(vs, v.lexical...), v.lexicalOmitted)
 }
 
 // offsetOf converts a line and byte column of the program to an offset in

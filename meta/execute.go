@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/ast/tsstrip"
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/policy/audit"
@@ -113,7 +114,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	}
 	rules := ast.RulesFor(limits)
 	rules.Preset = st.Config.Preset
-	checked, err := ast.Validate(in.Script, rules)
+	checked, err := tsstrip.Validate(in.Script, rules)
 	var syn *ast.SyntaxError
 	var ill *ast.IllegalError
 	switch {
@@ -152,7 +153,10 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	host.asker = planAsker{next: asker, secrets: pr.secrets}
 	go func() {
 		defer cancel()
-		pr.done <- runner.Run(runCtx, in.Script, checked, rules, host, vm.Options{RunID: runID, Limits: limits, Context: planContext})
+		// A TypeScript plan runs as the JavaScript its types were
+		// stripped to; the runner reports locations in the script as sent.
+		pr.done <- runner.Run(runCtx, checked.Source(), checked, checked.SourceRules(rules), host,
+			vm.Options{RunID: runID, Limits: limits, Context: planContext})
 	}()
 	res, status := h.await(ctx, st, pr)
 	span.SetAttributes(attribute.String("codecall.status", string(status)))

@@ -339,7 +339,21 @@ var (
 // itself. A worker that outlives the run's timeout or breaks the protocol
 // is killed; a worker that dies is reported as timeout or limit_exceeded,
 // with its cause.
+//
+// script must be checked.Source(): the worker locates errors in it, and Run
+// maps the location of the result's error back to the script as sent with
+// checked.ScriptLocation (for a TypeScript plan, script is the JavaScript
+// its types were stripped to).
 func (p *Pool) Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
+	res := p.run(ctx, script, rules, host, opts)
+	if res != nil && res.Error != nil && res.Error.Location != nil {
+		loc := checked.ScriptLocation(ast.Location(*res.Error.Location))
+		res.Error.Location = &vm.Location{Line: loc.Line, Column: loc.Column}
+	}
+	return res
+}
+
+func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
 	start := time.Now()
 	req := &runRequest{Script: script, Rules: rules, Context: opts.Context,
 		Options: runOptions{RunID: opts.RunID, Limits: opts.Limits}}

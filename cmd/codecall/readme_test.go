@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -16,7 +17,8 @@ import (
 	"github.com/codecall-go/codecall/middleware"
 )
 
-// TestReadmePlan runs every example plan of the README (its ```js blocks)
+// TestReadmePlan runs every example plan of the README (its ```js blocks,
+// and its ```ts blocks but the declarations codecall.describe returns)
 // against the demo server, so the README stays true: each must end ok with
 // a result.
 func TestReadmePlan(t *testing.T) {
@@ -24,20 +26,28 @@ func TestReadmePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var scripts []string
-	for rest := string(readme); ; {
-		var ok bool
-		if _, rest, ok = strings.Cut(rest, "```js\n"); !ok {
-			break
+	n := 0
+	for _, lang := range []string{"js", "ts"} {
+		for i, rest := 0, string(readme); ; i++ {
+			var ok bool
+			if _, rest, ok = strings.Cut(rest, "```"+lang+"\n"); !ok {
+				break
+			}
+			var script string
+			script, rest, _ = strings.Cut(rest, "```")
+			if strings.Contains(script, "declare function") {
+				continue
+			}
+			n++
+			t.Run(fmt.Sprintf("%s-%d", lang, i+1), func(t *testing.T) { runReadmePlan(t, script) })
 		}
-		var script string
-		script, rest, _ = strings.Cut(rest, "```")
-		scripts = append(scripts, script)
 	}
-	if len(scripts) == 0 {
-		t.Fatal("README has no ```js block")
+	if n < 2 {
+		t.Fatalf("README has %d example plans; want at least one in JavaScript and one in TypeScript", n)
 	}
+}
 
+func runReadmePlan(t *testing.T, script string) {
 	srv := demo.New()
 	cc, err := middleware.Wrap(srv)
 	if err != nil {
@@ -46,24 +56,22 @@ func TestReadmePlan(t *testing.T) {
 	defer cc.Close()
 	ctx := context.Background()
 	c := mcptest.Connect(t, srv, mcptest.Modern())
-	for i, script := range scripts {
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "codecall.execute"
-		req.Params.Arguments = map[string]any{"script": script}
-		res, err := c.CallTool(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc, _ := mcp.AsTextContent(res.Content[0])
-		var out struct {
-			Status string
-			Result map[string]any
-		}
-		if err := json.Unmarshal([]byte(tc.Text), &out); err != nil {
-			t.Fatal(err)
-		}
-		if out.Status != "ok" || len(out.Result) == 0 || slices.Contains(slices.Collect(maps.Values(out.Result)), any(nil)) {
-			t.Errorf("README plan %d:\n%s\nanswer: %s", i+1, script, tc.Text)
-		}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "codecall.execute"
+	req.Params.Arguments = map[string]any{"script": script}
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, _ := mcp.AsTextContent(res.Content[0])
+	var out struct {
+		Status string
+		Result map[string]any
+	}
+	if err := json.Unmarshal([]byte(tc.Text), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "ok" || len(out.Result) == 0 || slices.Contains(slices.Collect(maps.Values(out.Result)), any(nil)) {
+		t.Errorf("README plan:\n%s\nanswer: %s", script, tc.Text)
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package tsstrip
+
+const raceEnabled = false
