@@ -1,6 +1,8 @@
 package middleware_test
 
 import (
+	"encoding/json"
+
 	"github.com/codecall-go/codecall/internal/mcptest"
 
 	"context"
@@ -62,4 +64,32 @@ func TestSpans(t *testing.T) {
 			t.Errorf("no span %+v; got %v", want, got)
 		}
 	}
+}
+
+// TestExecuteCarriesTraceID checks that with tracing on, an execute result
+// names the trace of its codecall.execute span.
+func TestExecuteCarriesTraceID(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	s := newApprovalShopWith(t, nil, middleware.WithTracerProvider(tp))
+	c := mcptest.Connect(t, s.srv)
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = "codecall.execute", map[string]any{"script": "return 1"}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ TraceID string }
+	if err := json.Unmarshal([]byte(mcp.GetTextFromContent(res.Content[0])), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range rec.Ended() {
+		if sp.Name() == "codecall.execute" {
+			if want := sp.SpanContext().TraceID().String(); out.TraceID != want {
+				t.Errorf("traceId = %q, want the execute span's trace %q", out.TraceID, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no codecall.execute span")
 }
