@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -253,7 +254,7 @@ func goSDKRoundTrip(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 		} `json:"tools"`
 		NotFound []string `json:"notFound"`
 	}
-	callMeta(ctx, t, cs, "codecall.describe", map[string]any{"tools": []string{"crm.find_contacts", "billing.list_invoices"}}, &described)
+	callMeta(ctx, t, cs, "codecall.describe", map[string]any{"tools": []string{"crm.find_contacts", "billing.list_invoices"}, "format": "both"}, &described)
 	if len(described.Tools) != 2 || len(described.NotFound) != 0 {
 		t.Fatalf("describe: got %d tools, notFound %v", len(described.Tools), described.NotFound)
 	}
@@ -577,6 +578,23 @@ func (w *wireLog) problem(format string, args ...any) {
 // stringIDs) used and got back string ids only.
 func (w *wireLog) check(t *testing.T, stringIDs bool) {
 	t.Helper()
+	// A call returns when its response is dispatched, which over HTTP can
+	// come before the transport's reader has recorded it: wait (bounded)
+	// for the record to catch up with the requests.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		w.mu.Lock()
+		calls := 0
+		for _, r := range w.requests {
+			if r.id != nil {
+				calls++
+			}
+		}
+		caught := len(w.responses) >= calls
+		w.mu.Unlock()
+		if caught {
+			break
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, p := range w.problems {
@@ -603,7 +621,7 @@ func (w *wireLog) check(t *testing.T, stringIDs bool) {
 		}
 	}
 	if len(w.responses) < len(calls) {
-		t.Errorf("%d requests but %d responses", len(calls), len(w.responses))
+		t.Errorf("%d requests but %d responses: requests %+v responses %v", len(calls), len(w.responses), calls, w.responses)
 	}
 	kinds := map[string]int{}
 	for _, id := range w.responses {

@@ -498,9 +498,16 @@ func (p *planHost) send(ev *callEvent, phase string) {
 	if srv == nil || server.ClientSessionFromContext(p.reqCtx) == nil {
 		return // nobody to tell: the request came without a client session
 	}
-	params := maps.Clone(ev.fields)
-	params["phase"] = phase
-	_ = srv.SendNotificationToClient(p.reqCtx, ToolCallNotification, params)
+	if _, streamable := server.ClientSessionFromContext(p.reqCtx).(server.SessionWithStreamableHTTPConfig); !streamable || !server.IsModernRequest(p.reqCtx) {
+		// A 2026-07-28 request over streamable HTTP whose response mcp-go
+		// upgrades to a stream for a notification is not closed after its
+		// result (mcp-go v1.2.1), which stalls the client's transport and
+		// the server's shutdown; such clients get the progress
+		// notifications they ask for with a progress token.
+		params := maps.Clone(ev.fields)
+		params["phase"] = phase
+		_ = srv.SendNotificationToClient(p.reqCtx, ToolCallNotification, params)
+	}
 	if p.progress != nil {
 		msg := fmt.Sprintf("callTool %s %s", ev.fields["toolName"], phase)
 		if s, ok := ev.fields["status"].(string); ok && phase == "end" {

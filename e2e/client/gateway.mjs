@@ -93,7 +93,7 @@ async function run(opts) {
   }
 
   step("describe");
-  const described = structured("describe", await call("codecall.describe", { tools: ["filesystem.write_file", "memory.create_entities"] }));
+  const described = structured("describe", await call("codecall.describe", { tools: ["filesystem.write_file", "memory.create_entities"], format: "both" }));
   const byName = Object.fromEntries(described.tools.map((t) => [t.name, t]));
   check("write_file's schema comes from the upstream", byName["filesystem.write_file"]?.inputSchema?.properties?.path &&
     byName["filesystem.write_file"].inputSchema.properties.content, () => show(described));
