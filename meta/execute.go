@@ -152,7 +152,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	host.asker = planAsker{next: asker, secrets: pr.secrets}
 	go func() {
 		defer cancel()
-		pr.done <- runner.Run(runCtx, in.Script, checked, rules, host, vm.Options{RunID: runID, Limits: limits, Context: planContext})
+		pr.done <- runner.Run(runCtx, in.Script, checked, rules, host, vm.Options{RunID: runID, Limits: limits, Context: planContext, Session: session})
 	}()
 	res, status := h.await(ctx, st, pr)
 	span.SetAttributes(attribute.String("codecall.status", string(status)))
