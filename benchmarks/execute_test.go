@@ -47,7 +47,7 @@ func noopServerWith(b *testing.B, isolation presets.Isolation, mut ...func(*pres
 	return srv, cc
 }
 
-func toolCall(b *testing.B, name string, args map[string]any) []byte {
+func toolCall(b testing.TB, name string, args map[string]any) []byte {
 	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": name, "arguments": args}})
 	if err != nil {

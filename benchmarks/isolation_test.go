@@ -102,7 +102,12 @@ func BenchmarkIsolationThroughput(b *testing.B) {
 			if tc.command == "" && strings.HasPrefix(tc.name, "codecall-worker") {
 				b.Skip("codecall-worker could not be built")
 			}
-			srv, _ := noopServerWith(b, presets.IsolationProcess, func(c *presets.Config) { c.Sandbox.Command = tc.command })
+			// One client sends every run: it may use the whole pool,
+			// and queue the whole burst.
+			srv, _ := noopServerWith(b, presets.IsolationProcess, func(c *presets.Config) {
+				c.Sandbox.Command = tc.command
+				c.Sandbox.MaxRunningPerSession, c.Sandbox.MaxQueuedPerSession = c.Sandbox.MaxWorkers, 256
+			})
 			throughput(b, srv, tc.parallelism)
 		})
 	}

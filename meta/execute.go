@@ -156,7 +156,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		// A TypeScript plan runs as the JavaScript its types were
 		// stripped to; the runner reports locations in the script as sent.
 		pr.done <- runner.Run(runCtx, checked.Source(), checked, checked.SourceRules(rules), host,
-			vm.Options{RunID: runID, Limits: limits, Context: planContext})
+			vm.Options{RunID: runID, Limits: limits, Context: planContext, Session: session})
 	}()
 	res, status := h.await(ctx, st, pr)
 	span.SetAttributes(attribute.String("codecall.status", string(status)))

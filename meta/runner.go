@@ -10,7 +10,10 @@ import (
 // Runner runs a validated plan: in the server's process (InProcess), or in
 // a sandboxed worker process (package sandbox), which validates script
 // against rules again before it runs it. host answers the plan's calls in
-// either case, so every tool call goes through the same gate.
+// either case, so every tool call goes through the same gate. opts.Session
+// names the MCP session the run is for; a runner with scarce capacity
+// shares it among sessions by it, and a run it refuses under load ends
+// limit_exceeded, with a retryable error.
 //
 // script is checked.Source() and rules checked.SourceRules of the rules the
 // plan was validated under: for a TypeScript plan, the JavaScript its types
@@ -22,7 +25,10 @@ type Runner interface {
 	Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result
 }
 
-// InProcess runs plans in the server's own process with vm.Run.
+// InProcess runs plans in the server's own process with vm.Run. It has no
+// queue and no per-session limits: a run never waits for another to end,
+// so no session's runs can delay another's start; the sessions' runs share
+// the CPU as goroutines do, each within its own timeout and budgets.
 type InProcess struct{}
 
 // Run implements Runner.

@@ -85,6 +85,7 @@ func (iso *isolation) runner(cfg *presets.Config) (meta.Runner, error) {
 	opts := []sandbox.Option{
 		sandbox.WithSize(cfg.Sandbox.PoolSize), sandbox.WithMaxWorkers(cfg.Sandbox.MaxWorkers),
 		sandbox.WithQueueTimeout(cfg.Sandbox.QueueTimeout), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(iso.log),
+		sandbox.WithMaxRunningPerSession(cfg.Sandbox.MaxRunningPerSession), sandbox.WithMaxQueuedPerSession(cfg.Sandbox.MaxQueuedPerSession),
 	}
 	if cfg.Sandbox.Command != "" {
 		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))

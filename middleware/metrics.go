@@ -3,7 +3,8 @@ package middleware
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -18,13 +19,11 @@ func (iso *isolation) stats() sandbox.Stats {
 	iso.mu.Lock()
 	defer iso.mu.Unlock()
 	st := iso.retired
-	st.Kills = map[string]int64{}
-	for k, v := range iso.retired.Kills {
-		st.Kills[k] = v
-	}
+	st.Kills, st.Refusals = addByLabel(nil, iso.retired.Kills), addByLabel(nil, iso.retired.Refusals)
 	if iso.pool != nil {
 		cur := iso.pool.Stats()
-		st.Warm, st.Live, st.Queued = cur.Warm, cur.Live, cur.Queued
+		st.Warm, st.Live, st.Running, st.Queued = cur.Warm, cur.Live, cur.Running, cur.Queued
+		st.Sessions, st.WaitingSessions, st.LongestSessionQueue = cur.Sessions, cur.WaitingSessions, cur.LongestSessionQueue
 		addCounters(&st, cur)
 	}
 	return st
@@ -38,12 +37,19 @@ func addCounters(total *sandbox.Stats, s sandbox.Stats) {
 	total.QueueTimeouts += s.QueueTimeouts
 	total.Acquired += s.Acquired
 	total.QueueWaitSeconds += s.QueueWaitSeconds
-	if total.Kills == nil {
-		total.Kills = map[string]int64{}
+	total.Kills = addByLabel(total.Kills, s.Kills)
+	total.Refusals = addByLabel(total.Refusals, s.Refusals)
+}
+
+// addByLabel adds the counters of s to total, which it returns, never nil.
+func addByLabel(total, s map[string]int64) map[string]int64 {
+	if total == nil {
+		total = map[string]int64{}
 	}
-	for k, v := range s.Kills {
-		total.Kills[k] += v
+	for k, v := range s {
+		total[k] += v
 	}
+	return total
 }
 
 // registerMetrics reports the worker pool through OpenTelemetry metrics,
@@ -68,13 +74,17 @@ func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registrat
 	}
 	warm := gauge("codecall.sandbox.workers.warm", "Sandboxed worker processes ready for a plan.")
 	live := gauge("codecall.sandbox.workers.live", "Sandboxed worker processes alive (warm, running or exiting).")
+	running := gauge("codecall.sandbox.workers.running", "Sandboxed worker processes running a plan.")
 	queued := gauge("codecall.sandbox.queue.waiting", "Plans waiting for a worker.")
+	waitingSessions := gauge("codecall.sandbox.queue.sessions", "Sessions with plans waiting for a worker (those without a session count as one).")
+	longest := gauge("codecall.sandbox.queue.longest", "Most plans one session has waiting for a worker.")
 	spawns := counter("codecall.sandbox.spawns", "Workers that became ready.")
 	spawnFailures := counter("codecall.sandbox.spawn.failures", "Workers that failed to start.")
 	spawnTime := seconds("codecall.sandbox.spawn.duration", "Time from spawn to ready, summed over workers (divide by spawns for the mean).")
 	acquired := counter("codecall.sandbox.runs", "Plans that got a worker.")
 	queueWait := seconds("codecall.sandbox.queue.wait", "Time plans waited for a worker, summed (divide by runs for the mean).")
 	queueTimeouts := counter("codecall.sandbox.queue.timeouts", "Plans refused because no worker became free in time.")
+	refusals := counter("codecall.sandbox.refusals", "Plans refused a worker under load, by reason: session_queue_full, session_running_limit, server_busy.")
 	kills := counter("codecall.sandbox.kills", "Workers killed or lost, by cause.")
 	for _, err := range errs {
 		if err != nil {
@@ -85,21 +95,22 @@ func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registrat
 		st := iso.stats()
 		o.ObserveInt64(warm, int64(st.Warm))
 		o.ObserveInt64(live, int64(st.Live))
+		o.ObserveInt64(running, int64(st.Running))
 		o.ObserveInt64(queued, st.Queued)
+		o.ObserveInt64(waitingSessions, int64(st.WaitingSessions))
+		o.ObserveInt64(longest, int64(st.LongestSessionQueue))
 		o.ObserveInt64(spawns, st.Spawned)
 		o.ObserveInt64(spawnFailures, st.SpawnFailures)
 		o.ObserveFloat64(spawnTime, st.SpawnSeconds)
 		o.ObserveInt64(acquired, st.Acquired)
 		o.ObserveFloat64(queueWait, st.QueueWaitSeconds)
 		o.ObserveInt64(queueTimeouts, st.QueueTimeouts)
-		causes := make([]string, 0, len(st.Kills))
-		for cause := range st.Kills {
-			causes = append(causes, cause)
-		}
-		sort.Strings(causes)
-		for _, cause := range causes {
+		for _, cause := range slices.Sorted(maps.Keys(st.Kills)) {
 			o.ObserveInt64(kills, st.Kills[cause], metric.WithAttributes(attribute.String("cause", cause)))
 		}
+		for _, reason := range slices.Sorted(maps.Keys(st.Refusals)) {
+			o.ObserveInt64(refusals, st.Refusals[reason], metric.WithAttributes(attribute.String("reason", reason)))
+		}
 		return nil
-	}, warm, live, queued, spawns, spawnFailures, spawnTime, acquired, queueWait, queueTimeouts, kills)
+	}, warm, live, running, queued, waitingSessions, longest, spawns, spawnFailures, spawnTime, acquired, queueWait, queueTimeouts, refusals, kills)
 }

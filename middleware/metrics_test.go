@@ -57,7 +57,8 @@ func TestSandboxMetrics(t *testing.T) {
 			t.Errorf("%s = %v, want at least %v (all: %v)", name, got[name], min, got)
 		}
 	}
-	for _, name := range []string{"codecall.sandbox.workers.warm", "codecall.sandbox.queue.waiting", "codecall.sandbox.queue.wait", "codecall.sandbox.queue.timeouts"} {
+	for _, name := range []string{"codecall.sandbox.workers.warm", "codecall.sandbox.workers.running", "codecall.sandbox.queue.waiting",
+		"codecall.sandbox.queue.sessions", "codecall.sandbox.queue.longest", "codecall.sandbox.queue.wait", "codecall.sandbox.queue.timeouts"} {
 		if _, ok := got[name]; !ok {
 			t.Errorf("metric %s not reported (all: %v)", name, got)
 		}

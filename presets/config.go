@@ -222,8 +222,17 @@ type SandboxConfig struct {
 	// MaxWorkers bounds the worker processes alive at once, warm, running
 	// and exiting (default 8). Runs beyond it wait.
 	MaxWorkers int `koanf:"maxWorkers" json:"maxWorkers"`
+	// MaxRunningPerSession bounds the runs of one MCP session that hold a
+	// worker at once; its further runs wait while other sessions' runs
+	// take free workers. The runs without a session count as one session.
+	// 0 (the default) means half of MaxWorkers, at least 1.
+	MaxRunningPerSession int `koanf:"maxRunningPerSession" json:"maxRunningPerSession,omitempty"`
+	// MaxQueuedPerSession bounds the runs of one session waiting for a
+	// worker at once; a run past it ends at once with limit_exceeded,
+	// limit "concurrency". 0 (the default) means twice MaxWorkers.
+	MaxQueuedPerSession int `koanf:"maxQueuedPerSession" json:"maxQueuedPerSession,omitempty"`
 	// QueueTimeout bounds how long a run waits for a worker before it ends
-	// with a timeout (default 5s).
+	// with limit_exceeded, limit "concurrency" (default 5s).
 	QueueTimeout time.Duration `koanf:"queueTimeout" json:"queueTimeout"`
 	// Command is the absolute path of the executable started as a worker,
 	// e.g. the codecall-worker command; empty (the default) re-executes the

@@ -33,6 +33,8 @@ func TestEnvOverrides(t *testing.T) {
 		}},
 		{"CODECALL_EXCLUDE=", func(c Config) bool { return len(c.Exclude) == 0 }},
 		{"CODECALL_TRANSPORT__MAX_REQUEST_BYTES=64KiB", func(c Config) bool { return c.Transport.MaxRequestBytes == 64<<10 }},
+		{"CODECALL_SANDBOX__MAX_RUNNING_PER_SESSION=3", func(c Config) bool { return c.Sandbox.MaxRunningPerSession == 3 }},
+		{"CODECALL_SANDBOX__MAXQUEUEDPERSESSION=5", func(c Config) bool { return c.Sandbox.MaxQueuedPerSession == 5 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {

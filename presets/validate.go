@@ -109,6 +109,10 @@ func (t TransportConfig) issues(p keyPath) []issue {
 // its own runtime, and the pool is a bound, not a target.
 const maxSandboxWorkers = 256
 
+// maxSandboxQueue caps sandbox.maxQueuedPerSession: each waiting run holds
+// a request open.
+const maxSandboxQueue = 4096
+
 func (s SandboxConfig) issues(p keyPath) []issue {
 	var out []issue
 	switch {
@@ -122,6 +126,18 @@ func (s SandboxConfig) issues(p keyPath) []issue {
 		out = append(out, newIssue(p.field("maxWorkers"), "must be at most %d, got %d", maxSandboxWorkers, s.MaxWorkers))
 	case s.MaxWorkers < s.PoolSize:
 		out = append(out, newIssue(p.field("maxWorkers"), "must be at least sandbox.poolSize (%d), got %d", s.PoolSize, s.MaxWorkers))
+	}
+	switch {
+	case s.MaxRunningPerSession < 0:
+		out = append(out, newIssue(p.field("maxRunningPerSession"), "must not be negative (0 means half of sandbox.maxWorkers), got %d", s.MaxRunningPerSession))
+	case s.MaxRunningPerSession > s.MaxWorkers:
+		out = append(out, newIssue(p.field("maxRunningPerSession"), "must be at most sandbox.maxWorkers (%d), got %d", s.MaxWorkers, s.MaxRunningPerSession))
+	}
+	switch {
+	case s.MaxQueuedPerSession < 0:
+		out = append(out, newIssue(p.field("maxQueuedPerSession"), "must not be negative (0 means twice sandbox.maxWorkers), got %d", s.MaxQueuedPerSession))
+	case s.MaxQueuedPerSession > maxSandboxQueue:
+		out = append(out, newIssue(p.field("maxQueuedPerSession"), "must be at most %d, got %d", maxSandboxQueue, s.MaxQueuedPerSession))
 	}
 	if s.QueueTimeout <= 0 {
 		out = append(out, newIssue(p.field("queueTimeout"), "must be positive, got %v", s.QueueTimeout))

@@ -47,8 +47,10 @@
 // SIGXCPU; past the hard limit, its CPU usage says so), memory, a stack
 // overflow, a kill from outside, or a crash. A Pool keeps workers
 // started ahead of time, bounds the processes alive at once, queues runs
-// beyond that for at most a queue timeout, and replaces each worker after
-// its one run. New fails when the platform cannot start workers (not
+// beyond that for at most a queue timeout, sharing the workers fairly among
+// sessions within per-session limits (a run refused under load ends
+// limit_exceeded, limit "concurrency", retryable), and replaces each worker
+// after its one run. New fails when the platform cannot start workers (not
 // Linux, namespaces refused), which is how callers decide to refuse or
 // fall back.
 package sandbox

@@ -85,7 +85,9 @@ func TestNoLeaks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 worker processes; not in -short")
 	}
-	p := newTestPool(t, WithSize(2), WithMaxWorkers(4), WithQueueTimeout(time.Minute))
+	// One session sends every run; its limits are the pool's, so that
+	// the burst queues rather than being refused.
+	p := newTestPool(t, WithSize(2), WithMaxWorkers(4), WithQueueTimeout(time.Minute), WithMaxRunningPerSession(4), WithMaxQueuedPerSession(64))
 	settle(t, p, 2)
 	fds0 := openFDs(t)
 	host := newTestHost()

@@ -33,11 +33,16 @@ const (
 // Pool runs plans in sandboxed worker processes, one plan per process. It
 // keeps a few workers started and confined ahead of time (warm), refills
 // in the background, bounds how many processes live at once, and queues
-// runs beyond that for at most a queue timeout. Its Run has the signature
-// of meta.Runner. A Pool is safe for concurrent use; Close stops it.
+// runs beyond that for at most a queue timeout. Runs are queued per session
+// (vm.Options.Session), each session within its own limits on runs running
+// and waiting, and a free worker goes to the sessions in turn (fairQueue),
+// so that one session's burst cannot hold up another's runs. Its Run has
+// the signature of meta.Runner. A Pool is safe for concurrent use; Close
+// stops it.
 type Pool struct {
-	cfg poolConfig
-	log *slog.Logger
+	cfg   poolConfig
+	log   *slog.Logger
+	queue *fairQueue[*worker]
 
 	warm  chan *worker
 	slots chan struct{} // one token per live worker process
@@ -57,6 +62,8 @@ type Pool struct {
 type poolConfig struct {
 	size         int
 	maxWorkers   int
+	maxRunning   int // runs of one session holding a worker at once
+	maxQueued    int // runs of one session waiting at once beyond the maxRunning it may run
 	queueTimeout time.Duration
 	readyTimeout time.Duration
 	command      string
@@ -76,9 +83,21 @@ func WithSize(n int) Option { return func(c *poolConfig) { c.size = n } }
 // running (default twice the pool size). Runs beyond it wait in a queue.
 func WithMaxWorkers(n int) Option { return func(c *poolConfig) { c.maxWorkers = n } }
 
-// WithQueueTimeout bounds how long a run waits for a worker before it ends
-// with a timeout (default DefaultQueueTimeout).
+// WithQueueTimeout bounds how long a run waits for a worker before it is
+// refused (default DefaultQueueTimeout).
 func WithQueueTimeout(d time.Duration) Option { return func(c *poolConfig) { c.queueTimeout = d } }
+
+// WithMaxRunningPerSession bounds the runs of one session
+// (vm.Options.Session; the runs without one count as one session) that
+// hold a worker at once (default half of maxWorkers, at least 1); its
+// further runs wait, while other sessions' runs may take free workers.
+func WithMaxRunningPerSession(n int) Option { return func(c *poolConfig) { c.maxRunning = n } }
+
+// WithMaxQueuedPerSession bounds the runs of one session that wait for a
+// worker beyond those it may run (default twice maxWorkers): a session may
+// have at most maxRunning + maxQueued runs in the pool, running or
+// waiting, and a run past that is refused at once, with limit_exceeded.
+func WithMaxQueuedPerSession(n int) Option { return func(c *poolConfig) { c.maxQueued = n } }
 
 // WithLimits sets the limits the workers' kernel caps derive from: the
 // address space is memoryBytes plus what the Go runtime reserves; the CPU
@@ -115,14 +134,26 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	if cfg.maxWorkers < cfg.size {
 		return nil, fmt.Errorf("sandbox: maxWorkers (%d) must be at least the pool size (%d)", cfg.maxWorkers, cfg.size)
 	}
+	if cfg.maxRunning == 0 {
+		cfg.maxRunning = max(1, cfg.maxWorkers/2)
+	}
+	if cfg.maxQueued == 0 {
+		cfg.maxQueued = 2 * cfg.maxWorkers
+	}
+	if cfg.maxRunning < 0 || cfg.maxRunning > cfg.maxWorkers {
+		return nil, fmt.Errorf("sandbox: the runs one session may run at once must be between 1 and maxWorkers (%d), got %d", cfg.maxWorkers, cfg.maxRunning)
+	}
+	if cfg.maxQueued < 0 {
+		return nil, fmt.Errorf("sandbox: the runs one session may queue must be at least 1, got %d", cfg.maxQueued)
+	}
 	if cfg.queueTimeout <= 0 {
 		return nil, fmt.Errorf("sandbox: queue timeout must be positive, got %v", cfg.queueTimeout)
 	}
 	if cfg.logger == nil {
 		cfg.logger = slog.Default()
 	}
-	p := &Pool{cfg: cfg, log: cfg.logger, warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers),
-		need: make(chan struct{}, 2)}
+	p := &Pool{cfg: cfg, log: cfg.logger, queue: newFairQueue[*worker](cfg.maxRunning, cfg.maxQueued),
+		warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers), need: make(chan struct{}, 2)}
 	p.ctx, p.stop = context.WithCancel(context.Background())
 
 	p.slots <- struct{}{}
@@ -140,6 +171,7 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 		go p.refill()
 	}
 	p.log.Info("codecall: sandbox pool started", "size", cfg.size, "maxWorkers", cfg.maxWorkers,
+		"maxRunningPerSession", cfg.maxRunning, "maxQueuedPerSession", cfg.maxQueued,
 		"spawnMs", ms(w.ready), "namespaces", w.conf.Namespaces, "seccomp", w.conf.Seccomp, "landlock", w.conf.Landlock,
 		"addressSpaceBytes", w.conf.AddressSpaceBytes)
 	return p, nil
@@ -258,6 +290,7 @@ func (p *Pool) refill() {
 		backoff = 10 * time.Millisecond
 		p.warm <- w // room was reserved
 		p.unreserve()
+		p.dispatch()
 	}
 }
 
@@ -296,13 +329,44 @@ func (p *Pool) retire(w *worker) {
 	}()
 }
 
-// acquire takes a warm worker, waiting at most the queue timeout.
-func (p *Pool) acquire(ctx context.Context) (*worker, time.Duration, error) {
+// acquire waits for a warm worker, in the fair queue, at most the queue
+// timeout. The run holds a running place of its session from then until
+// release.
+func (p *Pool) acquire(ctx context.Context, session string) (*worker, *ticket[*worker], time.Duration, error) {
 	start := time.Now()
-	t := time.NewTimer(p.cfg.queueTimeout)
-	defer t.Stop()
-	p.st.queued.Add(1)
-	defer p.st.queued.Add(-1)
+	t, err := p.queue.join(session)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	p.dispatch()
+	timer := time.NewTimer(p.cfg.queueTimeout)
+	defer timer.Stop()
+	var w *worker
+	select {
+	case w = <-t.granted:
+	case <-timer.C:
+		got, granted, atLimit := p.queue.leave(t)
+		if !granted {
+			return nil, nil, time.Since(start), queueTimeout{sessionLimit: atLimit}
+		}
+		w = got // it came as the time ran out
+	case <-ctx.Done():
+		p.abandon(t)
+		return nil, nil, time.Since(start), ctx.Err()
+	case <-p.ctx.Done():
+		p.abandon(t)
+		return nil, nil, time.Since(start), errClosed
+	}
+	wait := time.Since(start)
+	p.st.queueNanos.Add(int64(wait))
+	p.st.acquired.Add(1)
+	return w, t, wait, nil
+}
+
+// takeWarm takes a live warm worker, if one is ready; dead ones are
+// reaped on the way. The fair queue calls it under its lock: it never
+// blocks.
+func (p *Pool) takeWarm() (*worker, bool) {
 	for {
 		select {
 		case w := <-p.warm:
@@ -312,23 +376,53 @@ func (p *Pool) acquire(ctx context.Context) (*worker, time.Duration, error) {
 				p.retire(w)
 				continue
 			}
-			wait := time.Since(start)
-			p.st.queueNanos.Add(int64(wait))
-			p.st.acquired.Add(1)
-			return w, wait, nil
-		case <-t.C:
-			return nil, time.Since(start), errQueueTimeout
-		case <-ctx.Done():
-			return nil, time.Since(start), ctx.Err()
-		case <-p.ctx.Done():
-			return nil, time.Since(start), errClosed
+			return w, true
+		default:
+			return nil, false
 		}
 	}
 }
 
-var (
-	errQueueTimeout = errors.New("queue timeout")
-	errClosed       = errors.New("the sandbox pool is closed")
+// dispatch gives the warm workers to the waiting runs, in the fair
+// queue's order.
+func (p *Pool) dispatch() { p.queue.dispatch(p.takeWarm) }
+
+// release gives back the running place of a run that had a worker.
+func (p *Pool) release(t *ticket[*worker]) {
+	p.queue.done(t)
+	p.dispatch()
+}
+
+// abandon withdraws a run that will not run: a worker granted to it
+// meanwhile, never sent a plan, is killed rather than put back, since the
+// pool may be closing.
+func (p *Pool) abandon(t *ticket[*worker]) {
+	if w, granted, _ := p.queue.leave(t); granted {
+		w.kill("its run was withdrawn")
+		p.retire(w)
+		p.release(t)
+	}
+}
+
+// queueTimeout is the refusal of a run that waited the queue timeout;
+// sessionLimit says its session had its maximum of runs running then.
+type queueTimeout struct{ sessionLimit bool }
+
+func (queueTimeout) Error() string { return "queue timeout" }
+
+var errClosed = errors.New("the sandbox pool is closed")
+
+// LimitConcurrency is the limit a limit_exceeded result names when a run
+// was refused a worker under load: its session had as many runs waiting as
+// it may, or it waited the queue timeout for a worker. Such a result is
+// retryable.
+const LimitConcurrency = "concurrency"
+
+// Reasons a run is refused a worker, the labels of Stats.Refusals.
+const (
+	RefusedQueueFull    = "session_queue_full"    // its session had maxRunning + maxQueued runs running or waiting
+	RefusedSessionLimit = "session_running_limit" // it waited the queue timeout while its session ran maxRunning runs
+	RefusedServerBusy   = "server_busy"           // it waited the queue timeout while no worker became free
 )
 
 // Run runs a plan in a fresh worker and returns its result. The worker
@@ -358,7 +452,7 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 	req := &runRequest{Script: script, Rules: rules, Context: opts.Context,
 		Options: runOptions{RunID: opts.RunID, Limits: opts.Limits}}
 	for attempt := 1; ; attempt++ {
-		w, wait, err := p.acquire(ctx)
+		w, t, wait, err := p.acquire(ctx, opts.Session)
 		if err != nil {
 			return p.refused(err, opts, start)
 		}
@@ -371,6 +465,7 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 			p.st.kills(causeDiedWarm)
 			w.kill(causeDiedWarm)
 			p.retire(w)
+			p.release(t)
 			if attempt < 3 {
 				continue
 			}
@@ -378,30 +473,64 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 		}
 		res := p.runOn(ctx, w, req, host, start)
 		p.retire(w)
+		p.release(t)
 		return res
 	}
 }
 
 // refused is the result of a run that found no worker.
 func (p *Pool) refused(err error, opts vm.Options, start time.Time) *vm.Result {
-	res := &vm.Result{Status: vm.StatusTimeout, RunID: opts.RunID, ToolTrace: []vm.TraceEntry{},
+	res := &vm.Result{Status: vm.StatusLimitExceeded, RunID: opts.RunID, ToolTrace: []vm.TraceEntry{},
 		Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}}
+	who := "this session"
+	if opts.Session == "" {
+		who = "clients without an MCP session, which count as one session,"
+	}
+	var full queueFull
+	var late queueTimeout
 	switch {
-	case errors.Is(err, errQueueTimeout):
+	case errors.As(err, &full):
+		p.st.refusal(RefusedQueueFull)
+		p.log.Info("codecall: sandbox run refused: its session has too many runs waiting", "runId", opts.RunID,
+			"running", full.running, "waiting", full.waiting, "maxQueuedPerSession", p.cfg.maxQueued)
+		res.Error = &vm.ErrorInfo{Limit: LimitConcurrency, Retryable: true,
+			Message: fmt.Sprintf("too many plans at once: %s had %s waiting for a sandbox worker (and %d running), "+
+				"the most one session may queue; this plan was not started", who, plans(full.waiting), full.running),
+			Hint: "retry once some of the plans already sent have finished; send fewer plans at once"}
+	case errors.As(err, &late) && late.sessionLimit:
 		p.st.queueTimeouts.Add(1)
-		p.log.Warn("codecall: no sandbox worker free within the queue timeout", "runId", opts.RunID, "queueTimeout", p.cfg.queueTimeout,
-			"waiting", p.st.queued.Load())
-		res.Error = &vm.ErrorInfo{Message: fmt.Sprintf("the server is busy: no sandbox worker became free within %v; try again shortly", p.cfg.queueTimeout)}
+		p.st.refusal(RefusedSessionLimit)
+		p.log.Warn("codecall: sandbox run refused: its session's own runs held its workers for the queue timeout", "runId", opts.RunID,
+			"queueTimeout", p.cfg.queueTimeout, "maxRunningPerSession", p.cfg.maxRunning)
+		res.Error = &vm.ErrorInfo{Limit: LimitConcurrency, Retryable: true,
+			Message: fmt.Sprintf("no sandbox worker within %v: %s had %s running, the most one session may run at once, "+
+				"and this plan waited behind them; it was not started", p.cfg.queueTimeout, who, plans(p.cfg.maxRunning)),
+			Hint: "retry once some of the plans already running have finished; send fewer plans at once"}
+	case errors.As(err, &late):
+		p.st.queueTimeouts.Add(1)
+		p.st.refusal(RefusedServerBusy)
+		p.log.Warn("codecall: sandbox run refused: no worker free within the queue timeout", "runId", opts.RunID,
+			"queueTimeout", p.cfg.queueTimeout, "waiting", p.queue.stats().waiting)
+		res.Error = &vm.ErrorInfo{Limit: LimitConcurrency, Retryable: true,
+			Message: fmt.Sprintf("the server is busy: no sandbox worker became free within %v; this plan was not started", p.cfg.queueTimeout),
+			Hint:    "retry in a few seconds"}
 	case errors.Is(err, errClosed):
 		res.Status = vm.StatusIllegalAccess
 		res.Error = &vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the server is shutting down: its sandbox workers are stopped"}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		res.Status = vm.StatusTimeout
 		res.Error = &vm.ErrorInfo{Message: "the request was cancelled while it waited for a sandbox worker"}
 	default:
-		res.Status = vm.StatusLimitExceeded
 		res.Error = &vm.ErrorInfo{Limit: LimitWorker, Message: err.Error()}
 	}
 	return res
+}
+
+func plans(n int) string {
+	if n == 1 {
+		return "1 plan"
+	}
+	return fmt.Sprintf("%d plans", n)
 }
 
 // Stats are a pool's counters since it started.
@@ -416,10 +545,25 @@ type Stats struct {
 	SpawnFailures int64 `json:"spawnFailures"`
 	// MeanSpawnMs is the mean time from spawn to ready.
 	MeanSpawnMs float64 `json:"meanSpawnMs"`
-	// Queued is the number of runs waiting for a worker now;
-	// QueueTimeouts counts runs that gave up waiting.
-	Queued        int64 `json:"queued"`
+	// Running is the number of runs holding a worker now; Queued the
+	// number waiting for one.
+	Running int   `json:"running"`
+	Queued  int64 `json:"queued"`
+	// Sessions is the number of sessions with runs running or waiting now,
+	// WaitingSessions of those with runs waiting, and LongestSessionQueue
+	// the most runs one session has waiting (the runs without a session
+	// count as one session).
+	Sessions            int `json:"sessions"`
+	WaitingSessions     int `json:"waitingSessions"`
+	LongestSessionQueue int `json:"longestSessionQueue"`
+	// QueueTimeouts counts runs refused after waiting the queue timeout.
 	QueueTimeouts int64 `json:"queueTimeouts"`
+	// Refusals counts runs refused a worker under load, by reason:
+	// "session_queue_full" (its session had as many runs waiting as it
+	// may), "session_running_limit" (it waited the queue timeout while its
+	// session ran as many runs as it may) and "server_busy" (it waited the
+	// queue timeout and no worker became free).
+	Refusals map[string]int64 `json:"refusals"`
 	// Acquired counts runs that got a worker; QueueWaitSeconds is the
 	// time they spent waiting for it, in total.
 	Acquired         int64   `json:"acquired"`
@@ -435,9 +579,18 @@ type Stats struct {
 }
 
 type stats struct {
-	spawned, spawnFailures, spawnNanos, queueNanos, queued, queueTimeouts, acquired atomic.Int64
-	mu                                                                              sync.Mutex
-	killed                                                                          map[string]int64
+	spawned, spawnFailures, spawnNanos, queueNanos, queueTimeouts, acquired atomic.Int64
+	mu                                                                      sync.Mutex
+	killed, refused                                                         map[string]int64
+}
+
+func (s *stats) refusal(reason string) {
+	s.mu.Lock()
+	if s.refused == nil {
+		s.refused = map[string]int64{}
+	}
+	s.refused[reason]++
+	s.mu.Unlock()
 }
 
 func (s *stats) kills(cause string) {
@@ -451,8 +604,10 @@ func (s *stats) kills(cause string) {
 
 // Stats returns the pool's counters.
 func (p *Pool) Stats() Stats {
+	q := p.queue.stats()
 	s := Stats{Warm: len(p.warm), Live: len(p.slots), Spawned: p.st.spawned.Load(), SpawnFailures: p.st.spawnFailures.Load(),
-		Queued: p.st.queued.Load(), QueueTimeouts: p.st.queueTimeouts.Load(), Kills: map[string]int64{}}
+		Running: q.running, Queued: int64(q.waiting), Sessions: q.sessions, WaitingSessions: q.waitingSessions,
+		LongestSessionQueue: q.longest, QueueTimeouts: p.st.queueTimeouts.Load(), Kills: map[string]int64{}, Refusals: map[string]int64{}}
 	s.Acquired = p.st.acquired.Load()
 	s.QueueWaitSeconds = time.Duration(p.st.queueNanos.Load()).Seconds()
 	s.SpawnSeconds = time.Duration(p.st.spawnNanos.Load()).Seconds()
@@ -462,6 +617,9 @@ func (p *Pool) Stats() Stats {
 	p.st.mu.Lock()
 	for k, v := range p.st.killed {
 		s.Kills[k] = v
+	}
+	for k, v := range p.st.refused {
+		s.Refusals[k] = v
 	}
 	p.st.mu.Unlock()
 	return s

@@ -126,6 +126,11 @@ type Options struct {
 	Limits presets.Limits
 	// Context is the request's context object, frozen as codecallContext.
 	Context json.RawMessage
+	// Session is the MCP session the run is for, "" when its request came
+	// without one. vm.Run ignores it; a runner that shares capacity among
+	// sessions (sandbox.Pool) limits and orders runs by it, all runs
+	// without a session counting as one.
+	Session string
 }
 
 // LogEntry is one captured console or mcpLog line.
