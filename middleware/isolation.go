@@ -22,8 +22,8 @@ type Isolation struct {
 	// Fallback, when set, says why plans run in process although process
 	// isolation was asked for.
 	Fallback string `json:"fallback,omitempty"`
-	// Confinement is what the workers apply to themselves, when plans run
-	// in them.
+	// Confinement is what confines the workers, when plans run in them:
+	// what they apply to themselves, and the cgroup each runs in.
 	Confinement *sandbox.Confinement `json:"confinement,omitempty"`
 	// Pool are the worker pool's counters, when plans run in workers.
 	Pool *sandbox.Stats `json:"pool,omitempty"`
@@ -86,6 +86,7 @@ func (iso *isolation) runner(cfg *presets.Config) (meta.Runner, error) {
 		sandbox.WithSize(cfg.Sandbox.PoolSize), sandbox.WithMaxWorkers(cfg.Sandbox.MaxWorkers),
 		sandbox.WithQueueTimeout(cfg.Sandbox.QueueTimeout), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(iso.log),
 		sandbox.WithMaxRunningPerSession(cfg.Sandbox.MaxRunningPerSession), sandbox.WithMaxQueuedPerSession(cfg.Sandbox.MaxQueuedPerSession),
+		sandbox.WithCgroup(sandbox.CgroupMode(cfg.Sandbox.Cgroup)),
 	}
 	if cfg.Sandbox.Command != "" {
 		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))

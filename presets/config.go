@@ -238,7 +238,16 @@ type SandboxConfig struct {
 	// e.g. the codecall-worker command; empty (the default) re-executes the
 	// server's own binary.
 	Command string `koanf:"command" json:"command,omitempty"`
+	// Cgroup says whether each worker gets a cgroup v2 of its own, whose
+	// memory.max, pids.max and cpu.max the kernel enforces: "auto" (the
+	// default; where a cgroup is delegated to the server), "off" (the
+	// rlimits alone), or "required" (refuse to start a pool without one
+	// with the memory controller). Empty means auto.
+	Cgroup string `koanf:"cgroup" json:"cgroup,omitempty"`
 }
+
+// CgroupModes are the values of sandbox.cgroup.
+var CgroupModes = []string{"auto", "off", "required"}
 
 // DirectCallsConfig controls codecall.invoke.
 type DirectCallsConfig struct {
@@ -437,7 +446,7 @@ func Default() Config {
 		Policy:      PolicyConfig{Query: DefaultPolicyQuery},
 		Approval:    ApprovalConfig{Timeout: 2 * time.Minute, AllowSessionTrust: true},
 		Upstreams:   UpstreamsConfig{Separator: ".", Start: StartEager, StartTimeout: time.Minute},
-		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 8, QueueTimeout: 5 * time.Second},
+		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 8, QueueTimeout: 5 * time.Second, Cgroup: "auto"},
 		Transport:   TransportConfig{MaxRequestBytes: DefaultMaxRequestBytes},
 	}
 }

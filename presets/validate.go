@@ -142,6 +142,9 @@ func (s SandboxConfig) issues(p keyPath) []issue {
 	if s.QueueTimeout <= 0 {
 		out = append(out, newIssue(p.field("queueTimeout"), "must be positive, got %v", s.QueueTimeout))
 	}
+	if s.Cgroup != "" && !slices.Contains(CgroupModes, s.Cgroup) {
+		out = append(out, newIssue(p.field("cgroup"), "unknown cgroup mode %q; allowed: %s", s.Cgroup, list(CgroupModes)))
+	}
 	if s.Command != "" && !filepath.IsAbs(s.Command) {
 		out = append(out, newIssue(p.field("command"), "must be an absolute path (a worker starts with an empty environment and no PATH), got %q", s.Command))
 	}

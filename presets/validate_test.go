@@ -199,9 +199,9 @@ func TestValidate(t *testing.T) {
 		{"request cap too large", func(c *Config) { c.Transport.MaxRequestBytes = 2 << 30 }, []string{"transport.maxRequestBytes"}},
 		{"request cap at the bounds", func(c *Config) { c.Transport.MaxRequestBytes = 1 << 10 }, nil},
 		{"sandbox", func(c *Config) {
-			c.Sandbox = SandboxConfig{PoolSize: 4, MaxWorkers: 2, QueueTimeout: -1, Command: "codecall-worker"}
+			c.Sandbox = SandboxConfig{PoolSize: 4, MaxWorkers: 2, QueueTimeout: -1, Command: "codecall-worker", Cgroup: "sometimes"}
 		},
-			[]string{"sandbox.maxWorkers", "sandbox.queueTimeout", "sandbox.command"}},
+			[]string{"sandbox.maxWorkers", "sandbox.queueTimeout", "sandbox.cgroup", "sandbox.command"}},
 		{"sandbox too large", func(c *Config) { c.Sandbox = SandboxConfig{PoolSize: 300, MaxWorkers: 300, QueueTimeout: 1} },
 			[]string{"sandbox.poolSize", "sandbox.maxWorkers"}},
 		{"per-session limits", func(c *Config) { c.Sandbox.MaxRunningPerSession, c.Sandbox.MaxQueuedPerSession = 9, -1 },

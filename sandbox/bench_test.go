@@ -14,7 +14,7 @@ func BenchmarkSpawn(b *testing.B) {
 	args := append([]string{p.cfg.marker}, p.workerLimits().args()...)
 	var ds []time.Duration
 	for b.Loop() {
-		w, err := spawn(context.Background(), "/proc/self/exe", args, env(), DefaultReadyTimeout)
+		w, err := spawn(context.Background(), "/proc/self/exe", args, env(), DefaultReadyTimeout, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,24 +5,38 @@ import (
 	"strings"
 )
 
-// Confinement is what a worker applied to itself before it took its plan,
-// as it reports it. Every field is a wall: a false one is a wall this
-// kernel did not offer.
+// Confinement is what confines a worker: what it applied to itself before
+// it took its plan, as it reports it and as far as the server checked it
+// in /proc, and the cgroup the server put it in. Every field is a wall: a
+// false or empty one is a wall this host did not offer.
 type Confinement struct {
 	// Namespaces the worker runs in, of user, pid, net, mount, ipc, uts.
 	Namespaces []string `json:"namespaces"`
 	// EmptyRoot is set when the worker's root is an empty, read-only file
 	// system: no file of the host can be named.
 	EmptyRoot bool `json:"emptyRoot"`
-	// Landlock is set when a Landlock ruleset denies every file access.
+	// Landlock is set when a Landlock ruleset denies every file access
+	// (and, from Landlock ABI 4, every TCP bind and connect), and the
+	// worker found it in force: its empty root, readable by its mode, is
+	// refused.
 	Landlock bool `json:"landlock"`
+	// LandlockABI is the kernel's Landlock ABI version the ruleset was
+	// built for (0: no Landlock).
+	LandlockABI int `json:"landlockAbi"`
 	// NoNewPrivs is set when the worker can never gain privileges by exec.
 	NoNewPrivs bool `json:"noNewPrivs"`
 	// Seccomp is set when the system-call allowlist is in force.
 	Seccomp bool `json:"seccomp"`
 	// CapabilitiesDropped is set when the worker holds no capability, even
-	// in its own user namespace.
+	// in its own user namespace: its effective, permitted, inheritable,
+	// ambient and bounding sets are empty, on every thread.
 	CapabilitiesDropped bool `json:"capabilitiesDropped"`
+	// CheckedThreads is how many threads of the worker the server read in
+	// /proc (/proc/PID/task/TID/status) once the worker was ready.
+	// NoNewPrivs, Seccomp and CapabilitiesDropped hold only where every
+	// one of them agreed; 0 means the server could not read them, and
+	// those three are the worker's word.
+	CheckedThreads int `json:"checkedThreads"`
 	// AddressSpaceBytes is RLIMIT_AS, the kernel's cap on the worker's
 	// memory (0: none).
 	AddressSpaceBytes int64 `json:"addressSpaceBytes"`
@@ -31,6 +45,13 @@ type Confinement struct {
 	CPUSeconds int64 `json:"cpuSeconds"`
 	// OpenFiles is RLIMIT_NOFILE.
 	OpenFiles int64 `json:"openFiles"`
+	// Cgroup is the cgroup v2 of its own each worker runs in, with the
+	// caps the kernel enforces through it; nil when workers have none,
+	// and the rlimits above are the only kernel caps.
+	Cgroup *CgroupLimits `json:"cgroup,omitempty"`
+	// NoCgroup says why workers have no cgroup of their own, when they
+	// have none.
+	NoCgroup string `json:"noCgroup,omitempty"`
 }
 
 // workerLimits are the kernel limits a worker sets on itself, passed on its

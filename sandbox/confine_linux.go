@@ -12,40 +12,26 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // confine applies the worker's sandbox to the running process, in the
 // order that keeps each step possible: what needs the file system first,
-// then the file system goes, then the limits, then the capabilities, and
-// the system-call filter last. Any failure is fatal to the worker: it never
-// runs a plan half confined.
+// then the file system goes, then Landlock, then the capabilities (the
+// bounding set before the rest), then the limits, and the system-call
+// filter last. The steps up to the capabilities act on every thread
+// (confineThreads: see there for how, with and without cgo); the limits
+// and the filter are the process's. Any failure is fatal to the worker: it
+// never runs a plan half confined.
 func confine(lim workerLimits) (Confinement, error) {
-	var c Confinement
-	// Time zone data comes from the file system, which is about to go.
-	_, _ = time.Now().Zone()
-	os.Clearenv()
 	runtime.GOMAXPROCS(2)
-
-	if err := closeStrayFiles(); err != nil {
-		return c, err
-	}
-	ns, err := namespaces(lim.serverNS)
+	c, err := confineThreads(lim)
 	if err != nil {
 		return c, err
 	}
-	c.Namespaces = ns
-	if !contains(ns, "mnt") || !contains(ns, "user") {
-		return c, fmt.Errorf("the worker is not in its own user and mount namespaces (got %s)", strings.Join(ns, ", "))
-	}
-	if err := emptyRoot(); err != nil {
-		return c, fmt.Errorf("taking away the file system: %w", err)
-	}
-	c.EmptyRoot = true
-	c.Landlock = landlockDenyAll()
+	// The time zone was loaded first, with the file system.
+	os.Clearenv()
 
 	type rlimit struct {
 		res      int
@@ -84,7 +70,6 @@ func confine(lim workerLimits) (Confinement, error) {
 		debug.SetMemoryLimit(lim.memoryBytes)
 	}
 
-	c.CapabilitiesDropped = dropCapabilities()
 	if err := loadSeccomp(); err != nil {
 		return c, err
 	}
@@ -122,22 +107,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// namespaces lists the namespaces the process does not share with the
-// server, whose namespace identities came on the command line.
-func namespaces(server map[string]string) ([]string, error) {
-	var out []string
-	for _, n := range namespaceKinds {
-		self, err := os.Readlink("/proc/self/ns/" + n)
-		if err != nil {
-			return nil, fmt.Errorf("reading the %s namespace: %w", n, err)
-		}
-		if server[n] != "" && server[n] != self {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
 // namespaceKinds are the namespaces a worker gets of its own.
 var namespaceKinds = []string{"user", "pid", "net", "mnt", "ipc", "uts"}
 
@@ -153,124 +122,146 @@ func serverNamespaces() map[string]string {
 	return out
 }
 
-// closeStrayFiles closes every descriptor above stderr that is not the Go
-// runtime's own poller: a package initialised before this one in the
-// user's binary may have opened files, and the worker must reach none.
-func closeStrayFiles() error {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return fmt.Errorf("listing open files: %w", err)
-	}
-	for _, e := range entries {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd <= 2 {
-			continue
-		}
-		target, err := os.Readlink("/proc/self/fd/" + e.Name())
-		if err != nil {
-			continue // the directory's own descriptor, already closed
-		}
-		if target == "anon_inode:[eventpoll]" || target == "anon_inode:[eventfd]" || strings.HasPrefix(target, "pipe:") && isPollerPipe(fd) {
-			continue
-		}
-		_ = unix.Close(fd)
-	}
-	return nil
-}
-
-// isPollerPipe reports whether fd is non-blocking, as the pipe the runtime's
-// poller wakes itself with is on kernels without eventfd.
-func isPollerPipe(fd int) bool {
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-	return err == nil && fl&unix.O_NONBLOCK != 0
-}
-
-// emptyRoot makes the root of the worker's mount namespace an empty,
-// read-only tmpfs and detaches the host's tree: afterwards no path names a
-// host file, whatever the process's credentials.
-func emptyRoot() error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making mounts private: %w", err)
-	}
-	var dir string
-	for _, d := range []string{"/tmp", "/mnt", "/dev", "/run", "/var", "/"} {
-		if st, err := os.Stat(d); err == nil && st.IsDir() && d != "/" {
-			dir = d
-			break
-		}
-	}
-	if dir == "" {
-		return errors.New("no directory to mount the empty root on")
-	}
-	if err := unix.Mount("codecall-sandbox", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,nr_inodes=2,mode=0555"); err != nil {
-		return fmt.Errorf("mounting an empty tmpfs on %s: %w", dir, err)
-	}
-	if err := unix.Chdir(dir); err != nil {
-		return err
-	}
-	// pivot_root(".", ".") stacks the old root under the new one; the
-	// detach below removes it from the namespace.
-	if err := unix.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detaching the host's file system: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return err
-	}
-	// Read-only as well as empty; the remount may be refused for a mount
-	// made in a user namespace on some kernels, and the tmpfs holds two
-	// inodes at most anyway.
-	_ = unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
-	return nil
-}
-
-// landlockDenyAll restricts the process with a Landlock ruleset that
-// handles every file access right and allows none, where the kernel has
-// Landlock. It reports whether the ruleset is in force.
-func landlockDenyAll() bool {
-	abi, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if e != 0 || int(abi) < 1 {
-		return false
-	}
-	access := uint64(unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
+// landlockAccess returns the file-system and network access rights a
+// deny-all Landlock ruleset handles at a kernel's Landlock ABI: every one
+// the ABI knows. (preconfine_linux.c has the same table for cgo builds.)
+func landlockAccess(abi int) (fs, net uint64) {
+	fs = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
 		unix.LANDLOCK_ACCESS_FS_READ_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
 		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
 		unix.LANDLOCK_ACCESS_FS_MAKE_SOCK | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-		unix.LANDLOCK_ACCESS_FS_MAKE_SYM)
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
 	if abi >= 2 {
-		access |= unix.LANDLOCK_ACCESS_FS_REFER
+		fs |= unix.LANDLOCK_ACCESS_FS_REFER
 	}
 	if abi >= 3 {
-		access |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+		fs |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	}
-	attr := unix.LandlockRulesetAttr{Access_fs: access}
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if e != 0 {
-		return false
+	if abi >= 4 {
+		net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 	}
-	defer unix.Close(int(fd))
-	// restrict_self applies to the calling thread only, so it goes to every
-	// thread at once; that needs a binary built without cgo, and where it
-	// cannot be had the empty root and the seccomp filter hold the line.
-	// No-new-privs is required first.
-	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); e != 0 {
-		return false
+	if abi >= 5 {
+		fs |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
 	}
-	_, _, e = syscall.AllThreadsSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0)
-	return e == 0
+	return fs, net
 }
 
-// dropCapabilities empties every capability set of every thread. The
-// worker is root of its own user namespace, which gives it power over
-// nothing but its own namespaces; dropping the capabilities takes even
-// that away. It needs a binary built without cgo (the runtime cannot
-// change every thread's credentials otherwise); the seccomp filter refuses
-// every call a capability would matter for in any case.
-func dropCapabilities() bool {
+// landlockABI returns the kernel's Landlock ABI version; 0 when it has no
+// Landlock, or it is disabled.
+func landlockABI() int {
+	abi, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if e != 0 {
+		return 0
+	}
+	return int(abi)
+}
+
+// inLandlockDomain reports whether a Landlock domain refuses this thread
+// the empty root, which its mode lets anyone read: the proof that a
+// deny-all ruleset is in force.
+func inLandlockDomain() bool {
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+		return false
+	}
+	return errors.Is(err, unix.EACCES)
+}
+
+// threadStatus is what the kernel says of a process's threads in
+// /proc/PID/task/TID/status, combined over every thread.
+type threadStatus struct {
+	threads int
+	// caps ORs every capability set (CapInh, CapPrm, CapEff, CapBnd,
+	// CapAmb) of every thread: 0 when no thread holds anything.
+	caps uint64
+	// noNewPrivs and seccompFilter hold when every thread has
+	// no_new_privs and is in seccomp filter mode (Seccomp: 2).
+	noNewPrivs, seccompFilter bool
+}
+
+// observeThreads reads the status of every thread of process pid. The
+// server checks what a worker says of itself with it: a worker may lie,
+// and a thread the confinement missed shows here.
+func observeThreads(pid int) (threadStatus, error) {
+	st := threadStatus{noNewPrivs: true, seccompFilter: true}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return st, err
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/status")
+		if err != nil {
+			continue // the thread ended
+		}
+		st.threads++
+		fields := parseStatus(string(b))
+		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+			v, err := strconv.ParseUint(fields[k], 16, 64)
+			if err != nil {
+				return st, fmt.Errorf("thread %s: %s is %q", t.Name(), k, fields[k])
+			}
+			st.caps |= v
+		}
+		st.noNewPrivs = st.noNewPrivs && fields["NoNewPrivs"] == "1"
+		st.seccompFilter = st.seccompFilter && fields["Seccomp"] == "2"
+	}
+	if st.threads == 0 {
+		return st, fmt.Errorf("no thread of process %d found in %s", pid, dir)
+	}
+	return st, nil
+}
+
+// parseStatus splits a /proc status file into its fields.
+func parseStatus(s string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// capabilitiesEmpty checks that the calling thread holds no capability in
+// any set, the bounding set included.
+func capabilitiesEmpty() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
-	return e == 0
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading the capabilities back: %w", err)
+	}
+	for _, d := range data {
+		if d.Effective|d.Permitted|d.Inheritable != 0 {
+			return errors.New("capabilities are left after dropping them")
+		}
+	}
+	for c := 0; c < 64; c++ {
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+		if err != nil {
+			break // past the kernel's last capability
+		}
+		if in != 0 {
+			return fmt.Errorf("capability %d is left in the bounding set", c)
+		}
+	}
+	return nil
+}
+
+// checkConfinement holds what a ready worker says of itself to what the
+// kernel says of its threads in /proc: a claim of no capabilities,
+// no_new_privs or seccomp stands only if every thread bears it out.
+func checkConfinement(w *worker) Confinement {
+	c := w.conf
+	c.CheckedThreads = 0
+	st, err := observeThreads(w.pid)
+	if err != nil {
+		return c
+	}
+	c.CheckedThreads = st.threads
+	c.CapabilitiesDropped = c.CapabilitiesDropped && st.caps == 0
+	c.NoNewPrivs = c.NoNewPrivs && st.noNewPrivs
+	c.Seccomp = c.Seccomp && st.seccompFilter
+	return c
 }

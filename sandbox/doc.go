@@ -11,14 +11,19 @@
 // directly or through package middleware, serves as its own worker.
 //
 // The server starts a worker in new user, pid, net, mount, ipc and uts
-// namespaces, in its own process group, killed if the server dies. Before
-// it reads anything from the server, the worker closes inherited
-// descriptors, replaces its root with an empty read-only tmpfs, applies
-// Landlock deny-all where available, sets rlimits (address space, CPU
-// time, no files, no core dumps), drops its capabilities where the binary
-// allows it (CGO_ENABLED=0), and installs a seccomp allowlist with
-// no_new_privs: no file, socket, exec or fork. It then reports ready with
-// what it applied (Confinement).
+// namespaces, in its own process group, killed if the server dies, and,
+// where a cgroup v2 subtree is delegated to the server, in a cgroup of its
+// own that caps its resident memory, threads and CPU share. Before it
+// reads anything from the server, the worker closes inherited
+// descriptors, replaces its root with an empty read-only tmpfs, sets
+// no_new_privs, applies Landlock deny-all where available, empties every
+// capability set (the bounding set first), sets rlimits (address space,
+// CPU time, no files, no core dumps), and installs a seccomp allowlist: no
+// file, socket, exec or fork. The per-thread steps reach every thread in
+// every build: through syscall.AllThreadsSyscall without cgo, and in a C
+// constructor that runs before the Go runtime starts its threads with
+// cgo. It then reports ready with what it applied (Confinement), which
+// the server checks against every thread's status in /proc.
 //
 // # The bridge
 //

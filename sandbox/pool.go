@@ -55,6 +55,7 @@ type Pool struct {
 	starting int // workers being spawned for the warm channel
 
 	conf      Confinement
+	cgroups   *cgroupParent // where each worker gets a cgroup; nil: none
 	st        stats
 	closeOnce sync.Once
 }
@@ -71,6 +72,8 @@ type poolConfig struct {
 	logger       *slog.Logger
 	marker       string  // argv[1] of a worker; tests start misbehaving workers with their own
 	frameRate    float64 // frames a second a worker may send (frameRate; tests lower it)
+	cgroup       CgroupMode
+	cgroupParent *cgroupParent // tests give the workers' cgroups a parent of their own
 }
 
 // Option configures New.
@@ -152,8 +155,12 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	if cfg.logger == nil {
 		cfg.logger = slog.Default()
 	}
+	cgroups, noCgroup, err := cfg.cgroups()
+	if err != nil {
+		return nil, err
+	}
 	p := &Pool{cfg: cfg, log: cfg.logger, queue: newFairQueue[*worker](cfg.maxRunning, cfg.maxQueued),
-		warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers), need: make(chan struct{}, 2)}
+		warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers), need: make(chan struct{}, 2), cgroups: cgroups}
 	p.ctx, p.stop = context.WithCancel(context.Background())
 
 	p.slots <- struct{}{}
@@ -163,7 +170,8 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 		p.stop()
 		return nil, err
 	}
-	p.conf = w.conf
+	p.conf = checkConfinement(w)
+	p.conf.NoCgroup = noCgroup
 	p.warm <- w
 	spawners := min(cfg.size, 2)
 	for range spawners {
@@ -172,8 +180,9 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	}
 	p.log.Info("codecall: sandbox pool started", "size", cfg.size, "maxWorkers", cfg.maxWorkers,
 		"maxRunningPerSession", cfg.maxRunning, "maxQueuedPerSession", cfg.maxQueued,
-		"spawnMs", ms(w.ready), "namespaces", w.conf.Namespaces, "seccomp", w.conf.Seccomp, "landlock", w.conf.Landlock,
-		"addressSpaceBytes", w.conf.AddressSpaceBytes)
+		"spawnMs", ms(w.ready), "namespaces", p.conf.Namespaces, "seccomp", p.conf.Seccomp, "landlock", p.conf.Landlock,
+		"capabilitiesDropped", p.conf.CapabilitiesDropped, "checkedThreads", p.conf.CheckedThreads,
+		"addressSpaceBytes", p.conf.AddressSpaceBytes, "kernelCaps", p.conf.KernelCaps())
 	return p, nil
 }
 
@@ -238,7 +247,7 @@ func env() []string {
 // spawn starts one worker; the caller holds a slot for it.
 func (p *Pool) spawn(ctx context.Context) (*worker, error) {
 	l := p.workerLimits()
-	w, err := spawn(ctx, p.cfg.command, append([]string{p.cfg.marker}, l.args()...), env(), p.cfg.readyTimeout)
+	w, err := p.start(ctx, l)
 	if err != nil {
 		p.st.spawnFailures.Add(1)
 		return nil, err
@@ -656,15 +665,19 @@ func (c Confinement) String() string {
 	}
 	yes(c.Seccomp, "seccomp")
 	yes(c.NoNewPrivs, "no_new_privs")
-	yes(c.Landlock, "landlock")
-	yes(c.CapabilitiesDropped, "capability drop")
-	if c.AddressSpaceBytes > 0 {
-		parts = append(parts, fmt.Sprintf("address space cap %d MiB", c.AddressSpaceBytes>>20))
+	if c.Landlock {
+		parts = append(parts, fmt.Sprintf("landlock (ABI %d)", c.LandlockABI))
 	} else {
-		parts = append(parts, "no address space cap")
+		parts = append(parts, "no landlock")
 	}
-	if c.CPUSeconds > 0 {
-		parts = append(parts, fmt.Sprintf("CPU cap %d s", c.CPUSeconds))
+	if c.CapabilitiesDropped {
+		parts = append(parts, "no capabilities")
+	} else {
+		parts = append(parts, "capabilities kept")
 	}
+	if c.CheckedThreads > 0 {
+		parts = append(parts, fmt.Sprintf("checked on %d threads in /proc", c.CheckedThreads))
+	}
+	parts = append(parts, "kernel caps: "+c.KernelCaps())
 	return strings.Join(parts, "; ")
 }

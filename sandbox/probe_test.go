@@ -179,7 +179,7 @@ func TestProbeWorker(t *testing.T) {
 	defer syscall.Close(leaked)
 
 	args := append([]string{probeArg, "leakedfd=" + strconv.Itoa(leaked)}, p.workerLimits().args()...)
-	w, err := spawn(context.Background(), "/proc/self/exe", args, env(), DefaultReadyTimeout)
+	w, err := spawn(context.Background(), "/proc/self/exe", args, env(), DefaultReadyTimeout, nil)
 	if err != nil {
 		t.Fatalf("probe did not start: %v", err)
 	}

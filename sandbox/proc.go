@@ -34,6 +34,11 @@ type worker struct {
 	// cpuLimit is the worker's soft RLIMIT_CPU (0: none), to tell a CPU
 	// kill by its usage.
 	cpuLimit time.Duration
+	// cgroup is the worker's own cgroup (nil: none), removed when it has
+	// been reaped; oomKills is its memory.events oom_kill count, read
+	// then.
+	cgroup   *workerCgroup
+	oomKills int64
 
 	killMu sync.Mutex
 	cause  string // why the server killed it, if it did
@@ -41,9 +46,12 @@ type worker struct {
 
 // spawn starts a worker and waits until it reports ready. The worker is
 // in its sandbox when it does; a worker that fails to confine itself never
-// becomes ready, and its standard error says why.
-func spawn(ctx context.Context, command string, args []string, env []string, readyTimeout time.Duration) (*worker, error) {
+// becomes ready, and its standard error says why. With a cgroup (cg not
+// nil), the worker starts in it, and it is removed when the worker has
+// been reaped; spawn removes it on failure.
+func spawn(ctx context.Context, command string, args []string, env []string, readyTimeout time.Duration, cg *workerCgroup) (*worker, error) {
 	if !supported {
+		cg.remove()
 		return nil, errors.New("sandbox workers need Linux")
 	}
 	inR, inW, err := os.Pipe()
@@ -54,34 +62,56 @@ func spawn(ctx context.Context, command string, args []string, env []string, rea
 	if err != nil {
 		inR.Close()
 		inW.Close()
+		cg.remove()
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	w := &worker{stdin: inW, outF: outR, out: bufio.NewReaderSize(outR, 64<<10), errs: &headBuffer{max: 4 << 10},
-		exited: make(chan struct{}), spawned: time.Now()}
+		exited: make(chan struct{}), spawned: time.Now(), cgroup: cg}
 	cmd := exec.Command(command, args...)
 	cmd.Env = env
 	cmd.Dir = "/"
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = w.errs
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = sysProcAttr(cg.cloneFD())
 	cmd.WaitDelay = time.Second
 	w.cmd = cmd
 	err = cmd.Start()
+	placed := cg == nil || err == nil
+	if cg != nil && err != nil && startErrorNeedsPlacement(err) {
+		// A kernel before 5.7 cannot start a process in a cgroup: start
+		// it outside and move it in, before it reads its run.
+		cmd = exec.Command(command, args...)
+		cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, "/", inR, outW, w.errs
+		cmd.SysProcAttr, cmd.WaitDelay = sysProcAttr(-1), time.Second
+		w.cmd = cmd
+		err = cmd.Start()
+	}
 	inR.Close()
 	outW.Close()
+	cg.started()
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		cg.remove()
 		return nil, fmt.Errorf("sandbox: starting a worker process: %w", explainStart(err))
 	}
 	w.pid = cmd.Process.Pid
 	go func() {
 		_ = cmd.Wait()
 		w.state = cmd.ProcessState
+		w.oomKills = cg.oomKills()
+		cg.remove()
 		inW.Close()
 		close(w.exited)
 	}()
+	if !placed {
+		if err := cg.place(w.pid); err != nil {
+			w.kill("not ready")
+			<-w.exited
+			return nil, fmt.Errorf("sandbox: moving the worker into its cgroup: %w", err)
+		}
+	}
 
 	type readyMsg struct {
 		m   *message
@@ -217,10 +247,13 @@ func (h *headBuffer) String() string {
 	return string(h.b)
 }
 
-// firstLine returns the first non-empty line written, clipped.
+// firstLine returns the first non-empty line written, clipped, past the
+// race detector's warnings: in a worker confined before the runtime
+// started (a cgo build), it warns first that it could not read its
+// executable's name, with no /proc to read it from.
 func (h *headBuffer) firstLine() string {
 	for _, l := range strings.Split(h.String(), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
+		if l = strings.TrimSpace(l); l != "" && !isSanitizerWarning(l) {
 			if len(l) > 200 {
 				l = l[:200] + "..."
 			}
@@ -228,6 +261,17 @@ func (h *headBuffer) firstLine() string {
 		}
 	}
 	return ""
+}
+
+// isSanitizerWarning reports whether a line is a warning of the race
+// detector's runtime, which starts with "==PID==WARNING: ".
+func isSanitizerWarning(l string) bool {
+	rest, ok := strings.CutPrefix(l, "==")
+	if !ok {
+		return false
+	}
+	pid, rest, ok := strings.Cut(rest, "==")
+	return ok && pid != "" && strings.Trim(pid, "0123456789") == "" && strings.HasPrefix(rest, "WARNING: ")
 }
 
 var _ io.Writer = (*headBuffer)(nil)

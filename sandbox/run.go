@@ -541,13 +541,16 @@ func (s *session) abnormal(p *Pool, cause, broke string) *vm.Result {
 	if b.memory <= 0 || (p.cfg.limits.MemoryBytes > 0 && p.cfg.limits.MemoryBytes < b.memory) {
 		b.memory = p.cfg.limits.MemoryBytes
 	}
+	if s.w.conf.Cgroup != nil {
+		b.cgroupMemory = s.w.conf.Cgroup.MemoryBytes
+	}
 	e := endingOf(s.w.state)
-	e.stderr, e.exit = s.w.errs.String(), s.w.describeExit()
+	e.stderr, e.exit, e.oomKill = s.w.errs.String(), s.w.describeExit(), s.w.oomKills > 0
 	status, info, label := classify(cause, broke, e, b)
 	res.Status, res.Error = status, info
 	p.st.kills(label)
 	p.log.Warn("codecall: sandbox worker ended without a result", "runId", s.req.Options.RunID, "cause", label,
-		"detail", broke, "exit", e.exit, "cpuSeconds", e.cpu.Seconds(), "maxRSSBytes", e.maxRSS, "pid", s.w.pid)
+		"detail", broke, "exit", e.exit, "cpuSeconds", e.cpu.Seconds(), "maxRSSBytes", e.maxRSS, "cgroupOOMKill", e.oomKill, "pid", s.w.pid)
 	return res
 }
 
@@ -557,6 +560,7 @@ type ending struct {
 	sigkill bool // SIGKILL ended it
 	cpu     time.Duration
 	maxRSS  int64 // peak resident memory, in bytes
+	oomKill bool  // its cgroup counted an OOM kill (memory.events oom_kill)
 	stderr  string
 	exit    string // the exit status and the runtime's first line, for messages
 }
@@ -566,6 +570,8 @@ type budgets struct {
 	timeout time.Duration // the run's wall-clock budget
 	cpu     time.Duration // the worker's soft RLIMIT_CPU; 0: none
 	memory  int64         // the smaller of the run's and the pool's memoryBytes; 0: none
+	// cgroupMemory is memory.max of the worker's cgroup; 0: none.
+	cgroupMemory int64
 }
 
 // classify maps how a worker ended to the status the client sees, and a
@@ -592,6 +598,11 @@ func classify(cause, broke string, e ending, b budgets) (vm.Status, *vm.ErrorInf
 		return vm.StatusTimeout, &vm.ErrorInfo{Message: fmt.Sprintf("the plan ran past its %v timeout and did not stop; its sandbox worker process was killed", b.timeout)}, causeTimeout
 	case cause == causeCancelled:
 		return vm.StatusTimeout, &vm.ErrorInfo{Message: "the request was cancelled; the plan's sandbox worker process was killed"}, causeCancelled
+	case e.sigkill && e.oomKill:
+		// The kernel says so itself: its OOM killer ended the worker at
+		// its cgroup's memory.max.
+		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitMemory, Message: fmt.Sprintf("the plan ran out of memory: "+
+			"the kernel killed its sandbox worker process at the cap of its cgroup (memory.max, %d MiB)", b.cgroupMemory>>20)}, causeMemory
 	case strings.Contains(e.stderr, "out of memory") || strings.Contains(e.stderr, "cannot allocate memory"):
 		return vm.StatusLimitExceeded, &vm.ErrorInfo{Limit: vm.LimitMemory, Message: "the plan ran out of memory: its sandbox worker process hit the memory cap and died"}, causeMemory
 	case strings.Contains(e.stderr, "stack overflow") || strings.Contains(e.stderr, "stack exceeds"):

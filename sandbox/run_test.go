@@ -13,7 +13,7 @@ import (
 // worker's exit says, then what its resource usage says of a SIGKILL the
 // server did not send.
 func TestClassify(t *testing.T) {
-	b := budgets{timeout: 3500 * time.Millisecond, cpu: 5 * time.Second, memory: 128 << 20}
+	b := budgets{timeout: 3500 * time.Millisecond, cpu: 5 * time.Second, memory: 128 << 20, cgroupMemory: 384 << 20}
 	killed := ending{code: -1, sigkill: true, cpu: 300 * time.Millisecond, maxRSS: 40 << 20}
 	tests := []struct {
 		name         string
@@ -35,6 +35,8 @@ func TestClassify(t *testing.T) {
 		{"runtime out of memory", "", "", ending{code: 2, stderr: "fatal error: runtime: out of memory"}, vm.StatusLimitExceeded, vm.LimitMemory, "ran out of memory", causeMemory},
 		{"OOM killer", "", "", ending{code: -1, sigkill: true, cpu: time.Second, maxRSS: 200 << 20}, vm.StatusLimitExceeded, vm.LimitMemory,
 			"grew to 200 MiB, past the plan's memory budget of 128 MiB", causeMemory},
+		{"cgroup OOM kill", "", "", ending{code: -1, sigkill: true, cpu: 6 * time.Second, maxRSS: 90 << 20, oomKill: true}, vm.StatusLimitExceeded, vm.LimitMemory,
+			"at the cap of its cgroup (memory.max, 384 MiB)", causeMemory},
 		{"stack overflow", "", "", ending{code: 2, stderr: "runtime: goroutine stack exceeds 1000000000-byte limit"}, vm.StatusLimitExceeded, vm.LimitStack, "overflowed the stack", causeStack},
 		{"killed from outside", "", "", killed, vm.StatusLimitExceeded, LimitWorker, "killed from outside", causeKilled},
 		{"killed, no CPU cap", "", "", ending{code: -1, sigkill: true, cpu: time.Hour}, vm.StatusLimitExceeded, LimitWorker, "killed from outside", causeKilled},
@@ -121,5 +123,20 @@ func TestFrameBudget(t *testing.T) {
 	}
 	if !b.take(now.Add(time.Hour)) || b.tokens > 10 {
 		t.Fatalf("an idle hour refilled %v frames; the burst is 10", b.tokens+1)
+	}
+}
+
+// TestFirstLineSkipsSanitizerWarnings: the exit a crashed worker reports
+// is the runtime's first line, not the race detector's warning before it.
+func TestFirstLineSkipsSanitizerWarnings(t *testing.T) {
+	h := &headBuffer{max: 4 << 10}
+	_, _ = h.Write([]byte("==1==WARNING: reading executable name failed with errno 2, some stack frames may not be symbolized\n\nfatal error: boom\n"))
+	if got := h.firstLine(); got != "fatal error: boom" {
+		t.Errorf("first line %q", got)
+	}
+	h = &headBuffer{max: 4 << 10}
+	_, _ = h.Write([]byte("==x==WARNING: not the detector's\n"))
+	if got := h.firstLine(); got != "==x==WARNING: not the detector's" {
+		t.Errorf("first line %q", got)
 	}
 }

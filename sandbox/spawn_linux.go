@@ -15,9 +15,12 @@ const supported = true
 // namespaces, as root of its user namespace mapped to the server's own
 // user (so it has no power outside its namespaces), in its own process
 // group (so a kill reaches everything it runs), and kills it when the
-// server dies.
-func sysProcAttr() *syscall.SysProcAttr {
+// server dies. With a cgroup descriptor (cgroupFD >= 0) the kernel starts
+// it in that cgroup (CLONE_INTO_CGROUP): it never runs outside its caps.
+func sysProcAttr(cgroupFD int) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{
+		UseCgroupFD: cgroupFD >= 0,
+		CgroupFD:    max(cgroupFD, 0),
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET | syscall.CLONE_NEWNS |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},

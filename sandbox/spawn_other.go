@@ -11,7 +11,7 @@ import (
 // supported says whether this platform can run sandbox workers at all.
 const supported = false
 
-func sysProcAttr() *syscall.SysProcAttr { return nil }
+func sysProcAttr(int) *syscall.SysProcAttr { return nil }
 
 func confine(workerLimits) (Confinement, error) {
 	return Confinement{}, errors.New("sandbox workers need Linux")
@@ -25,3 +25,5 @@ func endingOf(st *os.ProcessState) ending {
 	}
 	return ending{code: st.ExitCode()}
 }
+
+func checkConfinement(w *worker) Confinement { return w.conf }

@@ -132,7 +132,7 @@ func isolationLine(cfg presets.Config) (string, bool) {
 		return "inprocess (as configured: plans run in the server's own process)", true
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	opts := []sandbox.Option{sandbox.WithLimits(cfg.VM), sandbox.WithLogger(quiet)}
+	opts := []sandbox.Option{sandbox.WithLimits(cfg.VM), sandbox.WithLogger(quiet), sandbox.WithCgroup(sandbox.CgroupMode(cfg.Sandbox.Cgroup))}
 	if cfg.Sandbox.Command != "" {
 		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))
 	}
