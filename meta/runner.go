@@ -15,10 +15,13 @@ type Runner interface {
 	Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result
 }
 
-// InProcess runs plans in the server's own process with vm.Run.
+// InProcess runs plans in the server's own process with vm.Run, and has a
+// run that grew the heap a lot return the freed memory to the operating
+// system (vm.Options.ReturnMemory).
 type InProcess struct{}
 
 // Run implements Runner.
 func (InProcess) Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
+	opts.ReturnMemory = true
 	return vm.Run(ctx, checked, host, opts)
 }

@@ -98,8 +98,8 @@ func (b Bounds) CheckName(name string) error {
 var (
 	knownStatuses = map[Status]bool{StatusOK: true, StatusSyntaxError: true, StatusIllegalAccess: true,
 		StatusRuntimeError: true, StatusToolError: true, StatusTimeout: true, StatusLimitExceeded: true}
-	knownLimits = map[string]bool{LimitToolCalls: true, LimitMemory: true, LimitStack: true, LimitRegexTime: true,
-		LimitLogBytes: true, LimitResult: true}
+	knownLimits = map[string]bool{LimitToolCalls: true, LimitTimers: true, LimitMemory: true, LimitStack: true,
+		LimitRegexTime: true, LimitLogBytes: true, LimitResult: true}
 	knownWarnings = map[string]bool{WarningResultTruncated: true, WarningLogsTruncated: true, WarningMessagesDropped: true,
 		WarningContextDropped: true, WarningUnhandledToolError: true, WarningLateToolError: true, WarningNoResult: true}
 )
