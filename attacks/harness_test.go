@@ -755,7 +755,7 @@ func allCases() []attackCase {
 	for _, cs := range [][]attackCase{
 		constructorCases, pollutionCases, globalCases, coercionCases, proxyCases, jsonCases,
 		loopCases, memoryCases, deepCases, regexCases, outputCases, toolFloodCases,
-		unicodeCases, sanityCases, webCases, timerCases, webMemoryCases,
+		unicodeCases, sanityCases, webCases, timerCases, webMemoryCases, builtinCases,
 	} {
 		all = append(all, cs...)
 	}

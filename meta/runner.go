@@ -25,13 +25,16 @@ type Runner interface {
 	Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result
 }
 
-// InProcess runs plans in the server's own process with vm.Run. It has no
-// queue and no per-session limits: a run never waits for another to end,
-// so no session's runs can delay another's start; the sessions' runs share
-// the CPU as goroutines do, each within its own timeout and budgets.
+// InProcess runs plans in the server's own process with vm.Run, and has a
+// run that grew the heap a lot return the freed memory to the operating
+// system (vm.Options.ReturnMemory). It has no queue and no
+// per-session limits: a run never waits for another to end, so no
+// session's runs can delay another's start; the sessions' runs share the
+// CPU as goroutines do, each within its own timeout and budgets.
 type InProcess struct{}
 
 // Run implements Runner.
 func (InProcess) Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
+	opts.ReturnMemory = true
 	return vm.Run(ctx, checked, host, opts)
 }

@@ -44,17 +44,51 @@
 // after its deadline ends with timeout at once, and a callback that
 // throws ends the run with its error. String callbacks are code
 // generation. setInterval, setImmediate and queueMicrotask are not
-// provided. goja's
-// interrupt reaches only script code, so the built-ins that allocate in
-// proportion to an argument, walk an array-like's length natively or
-// recurse on the Go stack are guarded: their sizes are capped by the
-// memory budget, their lengths read once, their loops checkpointed and
-// their recursion bounded. The web globals take the same caps: URL
-// strings and URLSearchParams lists are bounded by a quarter of the
-// string cap, decode's input by the string cap, encode's output by the
-// buffer cap, and structuredClone by the depth, element and buffer caps.
-// Regular expressions run in a matcher of the
-// sandbox's own, with a time limit on every backtracking match.
+// provided.
+//
+// goja's interrupt reaches only script code, so the built-ins that
+// allocate in proportion to an argument, walk an array-like's length
+// natively or recurse on the Go stack are guarded: their sizes are capped
+// by the memory budget, their lengths read once, their loops checkpointed
+// and their recursion bounded. So are those whose output or work grows
+// faster than their input: normalize, the case mappings, encodeURI,
+// encodeURIComponent, escape, and Uint8Array's toHex and toBase64 count or
+// bound their output against the string cap before (or while) they make
+// it; localeCompare collates at most a sixty-fourth of the string cap;
+// indexOf, lastIndexOf, includes, split and replace search for a long
+// needle in linear time of their own (goja's search is quadratic when a
+// needle's bytes match at odd offsets), and replaceAll with many matches
+// replaces them as it finds them; parseFloat scans a long string instead
+// of running a regular expression over it. The functions that list own
+// keys (Object.keys and its kin, Object.assign, freeze, Reflect.ownKeys),
+// and the Proxy constructor for its target, cap the virtual index keys of
+// strings and typed arrays; Object.entries and
+// Object.getOwnPropertyDescriptors build their objects in checkpointed
+// loops. Callbacks and comparators of native loops (the array and typed
+// array callback methods, sort, Array.from's mapper, Map and Set's
+// forEach) are checkpoints, a typed array's default sort runs in the
+// sandbox, and the array and string iterators' next are checkpoints. Every
+// function a plan can reach is either made by the sandbox or listed, with
+// the reason it needs no guard, in a test that fails when a goja upgrade
+// adds one. The web globals take the same caps: URL strings and
+// URLSearchParams lists are bounded by a quarter of the string cap,
+// decode's input by the string cap, encode's output by the buffer cap, and
+// structuredClone by the depth, element and buffer caps. Regular
+// expressions run in a matcher of the sandbox's own, with a time limit on
+// every backtracking match.
+//
+// The result is exported while the deadline is armed, by an encoder that
+// checks the stop flag as it goes: an export that outlives the deadline
+// ends the run with timeout. A result over maxResultBytes becomes a
+// preview ({truncated, preview, bytes}); its encoding stops at twice the
+// budget, where bytes becomes a lower bound (atLeast: true), and a typed
+// array is encoded a slot at a time, never by listing its keys.
+//
+// A host that runs plans in its own process sets Options.ReturnMemory:
+// after a run that grew the heap by 64 MiB or more, Run returns the freed
+// memory to the operating system (debug.FreeOSMemory, at most once a
+// second across the process). The package never sets the process's soft
+// memory limit; that is the host's (GOMEMLIMIT).
 //
 // BoundsFor states what a run under given limits can ask of its host and
 // put in its Result; a host that cannot see inside the run (package
@@ -65,7 +99,10 @@
 // goja is not a security boundary, and this package is the in-process
 // wall only. The memory watchdog is process-wide and approximate; string
 // concatenation and other growth in script code is stopped by it, not by a
-// guard, and may overshoot the budget by one step. Prototype chains are
+// guard, and may overshoot the budget by one step: a string doubling in a
+// loop reaches several times the budget before it is stopped. Object
+// spread of a string or a typed array ({...s}) copies every index in one
+// step of goja's interpreter, which no guard reaches. Prototype chains are
 // bounded only by the memory budget (goja's property lookup recurses on the
 // Go stack per level). BigInt literals must be refused by the validator:
 // ** and << on BigInts allocate without bound in one native step. The
@@ -131,6 +168,13 @@ type Options struct {
 	// sessions (sandbox.Pool) limits and orders runs by it, all runs
 	// without a session counting as one.
 	Session string
+	// ReturnMemory asks Run, after a run that grew the heap by 64 MiB or
+	// more, to return the memory the process no longer uses to the
+	// operating system (runtime/debug.FreeOSMemory), at most once a second
+	// across the process. Hosts that run plans in their own process set
+	// it (meta.InProcess does); a worker process that exits after its run
+	// has no use for it.
+	ReturnMemory bool
 }
 
 // LogEntry is one captured console or mcpLog line.

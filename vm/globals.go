@@ -37,6 +37,7 @@ const (
 	groupEncoding
 	groupClone
 	groupTimers
+	groupGlobalFunctions
 )
 
 // lazyGlobals is the dynamic object behind the plan's global object.
@@ -81,6 +82,8 @@ var lazyGroups = map[string]lazyGroup{
 	"URL": groupURL, "URLSearchParams": groupURL,
 	"TextEncoder": groupEncoding, "TextDecoder": groupEncoding,
 	"structuredClone": groupClone, "setTimeout": groupTimers, "clearTimeout": groupTimers,
+	"encodeURI": groupGlobalFunctions, "encodeURIComponent": groupGlobalFunctions, "escape": groupGlobalFunctions,
+	"parseFloat": groupGlobalFunctions,
 }
 
 // installGlobals gives the runtime the plan's global object.
@@ -133,6 +136,7 @@ func (g *lazyGlobals) Get(key string) goja.Value {
 			r.hardenRegExp()
 		case groupCollections:
 			r.captureCollections()
+			r.guardCollections()
 		case groupURL:
 			r.installURL()
 		case groupEncoding:
@@ -141,6 +145,8 @@ func (g *lazyGlobals) Get(key string) goja.Value {
 			r.installClone()
 		case groupTimers:
 			r.installTimers()
+		case groupGlobalFunctions:
+			r.guardGlobalFunctions()
 		}
 		if v, ok := g.cache[key]; ok {
 			return v

@@ -90,14 +90,19 @@ func (r *run) checkpoint() {
 
 // installGuards guards the built-ins that allocate in proportion to an
 // argument, loop over an array-like's length without running script code
-// (goja's interrupt does not reach native loops), or recurse on the Go
-// stack, where an overflow is fatal.
+// (goja's interrupt does not reach native loops), recurse on the Go stack,
+// where an overflow is fatal, or whose output or work grows faster than
+// their input (see guards_text.go, guards_objects.go, guards_loops.go).
+// TestBuiltinsGuarded holds every other reachable built-in to a list of
+// the harmless, each with its reason.
 //
 // Those reachable through literals and prototypes are guarded here; the
-// typed arrays and buffers, Reflect, Proxy and JSON when the plan first
-// names them (see globals.go).
+// typed arrays and buffers, Reflect, Proxy, JSON, Map and Set and the
+// global functions when the plan first names them (see globals.go).
 func (r *run) installGuards() {
 	r.guardStrings()
+	r.guardText()
+	r.guardObjectStatics()
 	r.guardArrays()
 	r.guardFunctionPrototype()
 	r.guardGenerators()
@@ -155,7 +160,8 @@ func (r *run) wrap(o *goja.Object, name string, guard func(orig nativeFunc) nati
 // boundedArrayLike returns what an Array.prototype method may safely take
 // as its array-like v, and its length, read once and checked against the
 // element cap. Arrays, strings and typed arrays are returned as they are:
-// their length cannot be intercepted. An object whose length is an own
+// their length cannot be intercepted (a typed array's is read from its
+// internal slot). An object whose length is an own
 // data property is returned as it is too. Anything else (a proxy, a length
 // getter or an inherited length) could report one length to the check and
 // another to the built-in, so readers get a "pinned" view instead, an
@@ -168,7 +174,14 @@ func (r *run) boundedArrayLike(v goja.Value, what string, writes bool) (*goja.Ob
 	switch {
 	case isProxy(o):
 	case isTypedArray(o):
-		return o, 0
+		// A typed array's length is its buffer's, within the buffer cap,
+		// which holds up to eight times more one-byte elements than the
+		// element cap: Array methods called on it walk every one.
+		n = r.typedLength(o)
+		if n > r.caps.elements {
+			r.throwRange(fmt.Sprintf("%s: a typed array of length %d exceeds the sandbox limit of %d elements", what, n, r.caps.elements))
+		}
+		return o, n
 	case o.ClassName() == "Array" || o.ClassName() == "String":
 		stable = true
 	default:
@@ -241,9 +254,14 @@ func (r *run) guardArrays() {
 
 	guardThis := func(name string, writes bool) func(nativeFunc) nativeFunc {
 		what := "Array.prototype." + name
+		takesCallback := callbackMethods[name]
 		return func(orig nativeFunc) nativeFunc {
 			return func(call goja.FunctionCall) goja.Value {
-				call.This, _ = r.boundedArrayLike(call.This, what, writes)
+				var n int64
+				call.This, n = r.boundedArrayLike(call.This, what, writes)
+				if takesCallback {
+					call.Arguments = r.checkpointedCallback(call.Arguments, n)
+				}
 				return orig(call)
 			}
 		}
@@ -264,11 +282,15 @@ func (r *run) guardArrays() {
 		b := utf16.Encode([]rune(call.Argument(1).String()))
 		return r.rt.ToValue(slices.Compare(a, b))
 	})
+	// A comparator of the plan's own that is native (Math.min...) runs no
+	// script code either: it is made a checkpoint too.
 	for _, name := range []string{"sort", "toSorted"} {
 		r.wrap(ap, name, func(orig nativeFunc) nativeFunc {
 			return func(call goja.FunctionCall) goja.Value {
 				if goja.IsUndefined(call.Argument(0)) {
 					call.Arguments = []goja.Value{defaultCompare}
+				} else {
+					call.Arguments = r.checkpointedCallback(call.Arguments, callbackCheckpointLength+1)
 				}
 				return orig(call)
 			}
@@ -300,16 +322,7 @@ func (r *run) guardArrays() {
 	r.replaceData(array, "isArray", orig.Get("isArray"))
 	r.replaceData(array, "of", orig.Get("of"))
 	r.replaceData(array, "from", orig.Get("from"))
-	r.wrap(array, "from", func(orig nativeFunc) nativeFunc {
-		return func(call goja.FunctionCall) goja.Value {
-			if o, ok := call.Argument(0).(*goja.Object); ok {
-				args := append([]goja.Value(nil), call.Arguments...)
-				args[0] = r.materialize(o, "Array.from")
-				call.Arguments = args
-			}
-			return orig(call)
-		}
-	})
+	r.wrap(array, "from", r.fromGuard("Array.from"))
 	r.speciesGetter(array)
 	r.replaceData(ap, "constructor", array)
 	r.setGlobal("Array", array)
@@ -357,9 +370,6 @@ func (r *run) join(this, separator goja.Value, what string, locale bool) goja.Va
 	}()
 
 	src, n := r.boundedArrayLike(o, what, false)
-	if isTypedArray(src) {
-		n = toLength(src.Get("length"))
-	}
 	sep := goja.String(r.rt.ToValue(",").(goja.String))
 	if !goja.IsUndefined(separator) {
 		sep = r.toStr(separator)
@@ -557,19 +567,33 @@ func (r *run) guardFunctionPrototype() {
 }
 
 // guardReflect bounds the argument lists of Reflect.apply and
-// Reflect.construct.
+// Reflect.construct and the keys Reflect.ownKeys lists.
 func (r *run) guardReflect() {
 	reflectObj := object(r.std, "Reflect")
+	if r.in.reflectOwnKeys == nil {
+		r.in.reflectOwnKeys = native(reflectObj.Get("ownKeys"))
+	}
 	r.wrap(reflectObj, "apply", r.argList(2, "Reflect.apply"))
 	r.wrap(reflectObj, "construct", r.argList(1, "Reflect.construct"))
+	r.wrap(reflectObj, "ownKeys", func(orig nativeFunc) nativeFunc {
+		return func(call goja.FunctionCall) goja.Value {
+			r.checkIndexKeys(call.Argument(0), "Reflect.ownKeys")
+			return orig(call)
+		}
+	})
 	r.setGlobal("Reflect", reflectObj)
 }
 
 // guardProxy bounds chains of proxies (by target or handler), whose traps
-// forward on the Go stack.
+// forward on the Go stack, and holds a target's index keys to the cap
+// (checkIndexKeys): goja lists every key of the target of a proxy whose
+// keys are asked for.
 func (r *run) guardProxy() {
 	r.guards.proxyDepth = make(map[*goja.Object]int)
 	proxyDepth := func(args []goja.Value) int {
+		if len(args) > 0 {
+			r.checkIndexKeys(args[0], "Proxy")
+		}
 		depth := 0
 		for _, a := range args[:min(len(args), 2)] {
 			if o, ok := a.(*goja.Object); ok {
@@ -679,16 +703,7 @@ func (r *run) guardBuffers() {
 		r.setGlobal(name, ctor)
 	}
 
-	r.wrap(typedArray, "from", func(orig nativeFunc) nativeFunc {
-		return func(call goja.FunctionCall) goja.Value {
-			if o, ok := call.Argument(0).(*goja.Object); ok {
-				args := append([]goja.Value(nil), call.Arguments...)
-				args[0] = r.materialize(o, "TypedArray.from")
-				call.Arguments = args
-			}
-			return orig(call)
-		}
-	})
+	r.wrap(typedArray, "from", r.fromGuard("TypedArray.from"))
 
 	// join and toLocaleString build one string natively from every element.
 	proto := object(typedArray, "prototype")
@@ -724,6 +739,7 @@ func (r *run) guardBuffers() {
 			return orig(call)
 		}
 	})
+	r.guardTypedArrayLoops(proto, object(object(g, "Uint8Array"), "prototype"))
 }
 
 // standIn makes ctor stand in for the built-in constructor orig: the same
@@ -901,6 +917,31 @@ func (r *run) stringSplit(orig nativeFunc) nativeFunc {
 		if pieces > r.caps.elements {
 			r.throwRange(fmt.Sprintf("%s: %d pieces exceed the sandbox limit of %d elements", what, pieces, r.caps.elements))
 		}
+		if searchIsCostly(s.Length(), sepStr.Length()) {
+			return r.splitUnits(s, sepStr, limit)
+		}
 		return orig(goja.FunctionCall{This: s, Arguments: []goja.Value{sepStr, limit}})
 	}
+}
+
+// splitUnits splits s at a long separator in linear time (see
+// searchIsCostly); sep is not empty.
+func (r *run) splitUnits(s, sep goja.String, limit goja.Value) goja.Value {
+	lim := int64(1<<32 - 1)
+	if !goja.IsUndefined(limit) {
+		lim = int64(toUint32(limit))
+	}
+	var out []goja.Value
+	last := 0
+	if lim > 0 {
+		r.matchUnits(r.units(s, 0, s.Length()), r.units(sep, 0, sep.Length()), func(at int) bool {
+			out = append(out, s.Substring(last, at))
+			last = at + sep.Length()
+			return int64(len(out)) < lim
+		})
+		if int64(len(out)) < lim {
+			out = append(out, s.Substring(last, s.Length()))
+		}
+	}
+	return r.newArray(out, false)
 }

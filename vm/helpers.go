@@ -25,6 +25,9 @@ type intrinsics struct {
 	isArray   nativeFunc // Array.isArray
 	jsonParse nativeFunc // JSON.parse, unguarded: callers check the text first; see parseNative
 
+	ownNames       nativeFunc // Object.getOwnPropertyNames
+	reflectOwnKeys nativeFunc // Reflect.ownKeys
+
 	collections *collectionNatives // captured when the plan first names Map or Set
 }
 
@@ -104,6 +107,9 @@ func (r *run) newConstructor(name string, length int, f func(goja.ConstructorCal
 }
 
 func (r *run) nameFunction(o *goja.Object, name string, length int) {
+	if r.own != nil {
+		r.own[o] = true
+	}
 	// goja's own length is 0.
 	if length == 0 {
 		goto name

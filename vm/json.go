@@ -62,8 +62,12 @@ type encodeOptions struct {
 	rejectProto bool
 	// keep is how many bytes of output are kept; 0 means the run's string
 	// cap. Past it, a strict encoding only counts bytes (so a truncated
-	// result can report its size), any other throws a RangeError.
-	keep     int64
+	// result can report its size) until measure, and then stops; any
+	// other throws a RangeError.
+	keep int64
+	// measure is how many bytes a strict encoding counts before it stops:
+	// at least keep.
+	measure  int64
 	replacer goja.Value
 	space    goja.Value
 }
@@ -83,8 +87,10 @@ type encoder struct {
 
 	buf       []byte
 	keep      int64
+	measure   int64
 	total     int64
-	truncated bool
+	truncated bool // past keep: bytes are counted, not kept
+	stopped   bool // past measure: nothing more is encoded
 
 	stack  []*goja.Object
 	onPath map[*goja.Object]int
@@ -99,6 +105,7 @@ func (r *run) newEncoder(opts encodeOptions) *encoder {
 	if e.keep <= 0 {
 		e.keep = r.caps.stringUnits
 	}
+	e.measure = max(opts.measure, e.keep)
 	if opts.replacer != nil {
 		if obj, ok := opts.replacer.(*goja.Object); ok {
 			if fn, ok := goja.AssertFunction(obj); ok {
@@ -190,19 +197,25 @@ func (e *encoder) encode(v goja.Value) bool {
 }
 
 func (e *encoder) write(s string) {
-	e.total += int64(len(s))
-	if e.truncated {
+	if e.stopped {
 		return
 	}
-	if int64(len(e.buf))+int64(len(s)) > e.keep {
+	e.total += int64(len(s))
+	if !e.truncated && int64(len(e.buf))+int64(len(s)) > e.keep {
 		if !e.opts.strict {
 			e.r.throwRange(fmt.Sprintf("%s: the output exceeds the sandbox limit of %d bytes", e.opts.what, e.keep))
 		}
 		e.buf = append(e.buf, s[:e.keep-int64(len(e.buf))]...)
 		e.truncated = true
-		return
 	}
-	e.buf = append(e.buf, s...)
+	switch {
+	case e.truncated:
+		// Counting what goes past keep costs as much as encoding it: stop
+		// at measure, which makes the size a lower bound.
+		e.stopped = e.total > e.measure
+	default:
+		e.buf = append(e.buf, s...)
+	}
 }
 
 func (e *encoder) step() {
@@ -322,9 +335,12 @@ func (e *encoder) emit(v goja.Value) {
 		}
 	default:
 		o := v.(*goja.Object)
-		if e.r.isArray(o) {
+		switch {
+		case e.r.isArray(o):
 			e.array(o)
-		} else {
+		case isTypedArray(o) && !e.hasProps:
+			e.typedArray(o)
+		default:
 			e.object(o)
 		}
 	}
@@ -376,7 +392,7 @@ func (e *encoder) array(o *goja.Object) {
 	}
 	level := len(e.stack)
 	e.write("[")
-	for i := int64(0); i < n; i++ {
+	for i := int64(0); i < n && !e.stopped; i++ {
 		if i > 0 {
 			e.write(",")
 		}
@@ -403,32 +419,76 @@ func (e *encoder) object(o *goja.Object) {
 	if e.hasProps {
 		keys = e.props
 	} else {
+		// Not a String object (prepare unwraps those) nor a typed array
+		// (see typedArray), nor a proxy of one (see guardProxy): its keys
+		// are its own properties.
 		keys = o.Keys()
 	}
 	level := len(e.stack)
 	e.write("{")
 	first := true
 	for _, k := range keys {
-		e.path = append(e.path, k)
-		if k == "__proto__" && e.opts.rejectProto {
-			e.r.throwType(fmt.Sprintf("%s may not contain a \"__proto__\" key (at %s)", e.opts.what, e.pathString()))
+		if e.stopped {
+			break
 		}
-		v, ok := e.prepare(o, k, o.Get(k))
-		if ok {
-			if !first {
-				e.write(",")
+		e.member(o, k, level, &first)
+	}
+	if !first {
+		e.indent(level - 1)
+	}
+	e.write("}")
+}
+
+// member serialises o[k] as a member of the object being written, or
+// nothing when it serialises to undefined.
+func (e *encoder) member(o *goja.Object, k string, level int, first *bool) {
+	e.path = append(e.path, k)
+	defer func() { e.path = e.path[:len(e.path)-1] }()
+	if k == "__proto__" && e.opts.rejectProto {
+		e.r.throwType(fmt.Sprintf("%s may not contain a \"__proto__\" key (at %s)", e.opts.what, e.pathString()))
+	}
+	v, ok := e.prepare(o, k, o.Get(k))
+	if !ok {
+		return
+	}
+	if !*first {
+		e.write(",")
+	}
+	*first = false
+	e.indent(level)
+	e.quote(k)
+	if e.gap != "" {
+		e.write(": ")
+	} else {
+		e.write(":")
+	}
+	e.emit(v)
+}
+
+// typedArray serialises a typed array, which JSON.stringify writes as an
+// object: its indices in order, read one at a time (listing its keys would
+// make one string per element in one native step, before the first is
+// written, and a typed array holds up to the buffer cap), then its other
+// keys, which are listed only when every element fitted.
+func (e *encoder) typedArray(o *goja.Object) {
+	e.enter(o)
+	defer e.leave(o)
+	n := e.r.typedLength(o)
+	level := len(e.stack)
+	e.write("{")
+	first := true
+	for i := int64(0); i < n && !e.stopped; i++ {
+		e.member(o, strconv.FormatInt(i, 10), level, &first)
+	}
+	if !e.stopped {
+		e.r.checkIndexKeys(o, e.opts.what)
+		keys := o.Keys()
+		for _, k := range keys[min(int64(len(keys)), n):] {
+			if e.stopped {
+				break
 			}
-			first = false
-			e.indent(level)
-			e.quote(k)
-			if e.gap != "" {
-				e.write(": ")
-			} else {
-				e.write(":")
-			}
-			e.emit(v)
+			e.member(o, k, level, &first)
 		}
-		e.path = e.path[:len(e.path)-1]
 	}
 	if !first {
 		e.indent(level - 1)
@@ -437,16 +497,37 @@ func (e *encoder) object(o *goja.Object) {
 }
 
 // quote writes s as a JSON string, escaping as JSON.stringify does (and
-// not as encoding/json does, which also escapes <, > and &).
+// not as encoding/json does, which also escapes <, > and &). A long string
+// is written a chunk at a time, each a checkpoint, so that an encoding
+// that stops or is stopped does not escape the rest (up to six bytes for
+// one).
 func (e *encoder) quote(s string) {
+	e.write(`"`)
+	for len(s) > 0 && !e.stopped {
+		n := min(len(s), textChunk)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n++
+		}
+		if len(s) > textChunk {
+			e.r.checkpoint()
+		}
+		e.write(escapeJSON(s[:n]))
+		s = s[n:]
+	}
+	e.write(`"`)
+}
+
+// escapeJSON escapes the characters of a JSON string's contents.
+func escapeJSON(s string) string {
 	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
+		}
+		if start == 0 {
+			b.Grow(len(s) + 16)
 		}
 		b.WriteString(s[start:i])
 		switch c {
@@ -471,9 +552,11 @@ func (e *encoder) quote(s string) {
 		}
 		start = i + 1
 	}
+	if start == 0 {
+		return s
+	}
 	b.WriteString(s[start:])
-	b.WriteByte('"')
-	e.write(b.String())
+	return b.String()
 }
 
 // call calls fn and rethrows what it threw, so that exceptions and
@@ -558,6 +641,9 @@ func (w *reviveWalk) walk(holder *goja.Object, key string, depth int) goja.Value
 				keys[i] = strconv.Itoa(i)
 			}
 		} else {
+			// A reviver can graft a String object or a typed array onto
+			// the value it walks.
+			r.checkIndexKeys(o, "JSON.parse")
 			keys = o.Keys()
 		}
 		for _, k := range keys {

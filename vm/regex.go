@@ -660,9 +660,58 @@ func (r *run) stringReplace(what string, all bool) func(nativeFunc) nativeFunc {
 				}
 			}
 			repl := r.replacement(replaceValue, s, occurrences)
+			if occurrences > maxNativeReplacements || searchIsCostly(s.Length(), pattern.Length()) {
+				return r.replaceUnits(s, pattern, repl, all)
+			}
 			return orig(goja.FunctionCall{This: s, Arguments: []goja.Value{pattern, repl}})
 		}
 	}
+}
+
+// maxNativeReplacements is how many matches of a string search value
+// goja's replaceAll may find: it lists every match before it replaces any
+// (tens of bytes each, in one native step), so past this the sandbox
+// replaces them itself.
+const maxNativeReplacements = 1 << 12
+
+// replaceUnits is String.prototype.replace and replaceAll for a string
+// search value, matching in linear time and building the result as it
+// goes, a checkpoint at every match. repl is what replacement returned: a
+// string to insert as it is, or a function to call with (matched,
+// position, string).
+func (r *run) replaceUnits(s, pattern goja.String, repl goja.Value, all bool) goja.Value {
+	n, m := s.Length(), pattern.Length()
+	fn, isFn := goja.AssertFunction(repl)
+	var b goja.StringBuilder
+	last, count := 0, 0
+	replace := func(at int) bool {
+		if count++; count%checkpointEvery == 0 {
+			r.checkpoint()
+		}
+		b.WriteString(s.Substring(last, at))
+		if isFn {
+			b.WriteString(r.toStr(r.call(fn, goja.Undefined(), pattern, r.rt.ToValue(at), s)))
+		} else {
+			b.WriteString(repl.(goja.String))
+		}
+		last = at + m
+		return all
+	}
+	if m == 0 {
+		// An empty search value matches at every position, the end included.
+		for at := 0; at <= n && replace(at); at++ {
+			if at < n {
+				b.WriteString(s.Substring(at, at+1))
+				last = at + 1
+			}
+		}
+	} else {
+		r.matchUnits(r.units(s, 0, n), r.units(pattern, 0, m), replace)
+	}
+	if last < n {
+		b.WriteString(s.Substring(last, n))
+	}
+	return b.String()
 }
 
 // replacement bounds what a replacement can add to s. A function keeps its

@@ -29,10 +29,20 @@ import (
 // Cancelling ctx stops the run promptly with StatusTimeout and cancels the
 // context of every tool call in flight. Host.CallTool must honour its
 // context: Run waits for every call it started.
+//
+// With opts.ReturnMemory, a run whose heap grew a lot returns the memory
+// the process no longer uses to the operating system before it returns
+// (see returnMemory).
 func Run(ctx context.Context, plan *ast.Checked, host Host, opts Options) *Result {
 	r := newRun(ctx, plan, host, opts)
 	r.execute()
-	return r.finish()
+	res := r.finish()
+	if opts.ReturnMemory {
+		grew := r.heapGrowth()
+		r = nil // the runtime and everything the plan made become garbage
+		returnMemory(grew)
+	}
+	return res
 }
 
 // outcome is how a run ended, before it becomes a Result.
@@ -94,7 +104,10 @@ type run struct {
 	clock  *deadline
 	timers *timerQueue
 
-	guards     guardState
+	guards guardState
+	// own, when a test sets it before setup, collects every function the
+	// sandbox makes (see TestBuiltinsGuarded).
+	own        map[*goja.Object]bool
 	web        *webState // URL, URLSearchParams, TextEncoder, TextDecoder objects
 	regex      *regexEngine
 	lazyRegExp bool // the plan has no regex literals: harden RegExp on first use

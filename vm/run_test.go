@@ -267,7 +267,7 @@ func TestLogBudget(t *testing.T) {
 }
 
 func TestResultBudget(t *testing.T) {
-	res := runScript(t, nil, `return {big: 'x'.repeat(5000), n: 1}`, func(l *presets.Limits) { l.MaxResultBytes = 1000 })
+	res := runScript(t, nil, `return {big: 'x'.repeat(1500), n: 1}`, func(l *presets.Limits) { l.MaxResultBytes = 1000 })
 	if res.Status != StatusOK {
 		t.Fatal(describe(res))
 	}
@@ -275,14 +275,24 @@ func TestResultBudget(t *testing.T) {
 		Truncated bool
 		Preview   string
 		Bytes     int
+		AtLeast   bool
 	}
-	if err := json.Unmarshal(res.Result, &m); err != nil || !m.Truncated || m.Bytes != 5016 || !strings.HasPrefix(m.Preview, `{"big":"xxx`) {
+	if err := json.Unmarshal(res.Result, &m); err != nil || !m.Truncated || m.Bytes != 1516 || m.AtLeast || !strings.HasPrefix(m.Preview, `{"big":"xxx`) {
 		t.Errorf("result: %s (%v)", res.Result, err)
 	}
 	if len(res.Result) > 1000 {
 		t.Errorf("marker is %d bytes, over the budget", len(res.Result))
 	}
 	if len(res.Warnings) != 1 || res.Warnings[0].Type != WarningResultTruncated {
+		t.Errorf("warnings: %+v", res.Warnings)
+	}
+	// Past twice the budget, encoding stops: the size is a lower bound.
+	res = runScript(t, nil, `return {big: 'x'.repeat(50000), more: Array.from({length: 1000}, (_, i) => ({i}))}`, func(l *presets.Limits) { l.MaxResultBytes = 1000 })
+	m.AtLeast = false
+	if err := json.Unmarshal(res.Result, &m); err != nil || res.Status != StatusOK || !m.Truncated || !m.AtLeast || m.Bytes <= 2000 || m.Bytes > 50016 || len(res.Result) > 1000 {
+		t.Errorf("result: %s (%v)", string(res.Result[:min(len(res.Result), 300)]), err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "at least") {
 		t.Errorf("warnings: %+v", res.Warnings)
 	}
 	// A result of exactly the budget is kept.

@@ -470,6 +470,7 @@ func (r *run) paramsInit(ps *paramsState, init goja.Value) {
 		if isProxy(o) {
 			r.throwType(what + ": a proxy cannot initialise a URLSearchParams in the sandbox")
 		}
+		r.checkIndexKeys(o, what)
 		for i, key := range o.Keys() {
 			if i%checkpointEvery == 0 {
 				r.checkpoint()

@@ -35,12 +35,29 @@ const (
 type watchdog struct {
 	quit chan struct{}
 	done chan struct{}
+
+	// start is the bytes in heap objects when the run started; peak the
+	// most the watchdog saw. The watchdog's goroutine writes peak; read it
+	// only after stop.
+	start, peak uint64
 }
 
 func startWatchdog(r *run) *watchdog {
 	w := &watchdog{quit: make(chan struct{}), done: make(chan struct{})}
+	w.start = heapBytes([]metrics.Sample{{Name: heapObjects}})
+	w.peak = w.start
 	go w.watch(r)
 	return w
+}
+
+// heapGrowth is how far the heap grew above its size when the run started,
+// at the watchdog's samples and now.
+func (r *run) heapGrowth() uint64 {
+	if r.watch == nil {
+		return 0
+	}
+	now := heapBytes([]metrics.Sample{{Name: heapObjects}})
+	return grown(max(r.watch.peak, now), r.watch.start)
 }
 
 // stop ends the watchdog and waits for it.
@@ -71,6 +88,7 @@ func (w *watchdog) watch(r *run) {
 			return
 		case <-tick:
 			now := heapBytes(objects)
+			w.peak = max(w.peak, now)
 			// The baselines follow the heap down: a collection during the
 			// run frees garbage that was counted in them when it started.
 			baseObjects = min(baseObjects, now)

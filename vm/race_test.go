@@ -1,0 +1,6 @@
+//go:build race
+
+package vm
+
+// raceEnabled is set in test binaries built with the race detector.
+const raceEnabled = true
