@@ -82,8 +82,10 @@ var loopCases = []attackCase{
 	{name: "never-settles-with-slow-tool", cat: catLoops, limits: short,
 		script: `callTool('test.sleep', {ms: 60000}); await new Promise(() => {})`, want: timedOut},
 	// Wall: the deadline, async recursion (no stack growth).
+	// Each call's promise waits on the next, so the chain also grows the
+	// heap: the memory wall may answer first, and contains it as well.
 	{name: "async-recursion", cat: catLoops, limits: short,
-		script: `async function f() { await null; return f() } return await f()`, want: timedOut},
+		script: `async function f() { await null; return f() } return await f()`, want: timedOut, orWant: memoryLimit},
 	// Wall: the deadline, a promise that can never settle.
 	{name: "never-settles", cat: catLoops, limits: short,
 		script: `await new Promise(() => {})`, want: want{status: "runtime_error", name: "Error"}},
@@ -108,7 +110,7 @@ var loopCases = []attackCase{
 		script: sortInput + `a.sort(); return a.length`, want: timedOut},
 	// Wall: the same with toSorted, a reader.
 	{name: "native-toSorted-overrun", cat: catLoops, limits: sortDeadline, isolate: true,
-		script: sortInput + `return a.toSorted().length`, want: timedOut},
+		script: sortInput + `return a.toSorted().length`, want: timedOut, orWant: memoryLimit},
 	// Wall: the deadline, nested callbacks of native built-ins without a
 	// loop statement (secure).
 	{name: "nested-forEach", cat: catLoops, limits: short,
