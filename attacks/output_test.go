@@ -78,6 +78,12 @@ func TestReDoS(t *testing.T) { runCases(t, regexCases) }
 func prompt(d time.Duration) func(t *testing.T, h *host, r *response) {
 	return func(t *testing.T, h *host, r *response) {
 		t.Helper()
+		if raceEnabled {
+			// The race detector slows the built-ins' Go code tenfold or
+			// more, and a loaded machine more: there the answer's cause,
+			// checked before this, is the assertion.
+			return
+		}
 		if got := time.Duration(r.Metrics.DurationMs * float64(time.Millisecond)); got > d {
 			t.Errorf("the run took %v, want under %v", got, d)
 		}
