@@ -30,10 +30,10 @@ var soakPlans = []string{
 }
 
 // serverFigures are what the soak records of the server's process.
-type serverFigures struct{ rssKB, goroutines, fds, children int64 }
+type serverFigures struct{ rssKB, threads, goroutines, fds, children int64 }
 
 func (f serverFigures) String() string {
-	return fmt.Sprintf("rss=%dMiB goroutines=%d fds=%d children=%d", f.rssKB>>10, f.goroutines, f.fds, f.children)
+	return fmt.Sprintf("rss=%dMiB threads=%d goroutines=%d fds=%d children=%d", f.rssKB>>10, f.threads, f.goroutines, f.fds, f.children)
 }
 
 func measureServer() serverFigures {
@@ -43,6 +43,9 @@ func measureServer() serverFigures {
 		for sc.Scan() {
 			if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
 				f.rssKB, _ = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			}
+			if rest, ok := strings.CutPrefix(sc.Text(), "Threads:"); ok {
+				f.threads, _ = strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
 			}
 		}
 	}
@@ -65,7 +68,7 @@ func measureServer() serverFigures {
 
 // TestSoakServer runs CODECALLTEST_SOAK (1 means 200) memory-heavy hostile
 // plans through a wrapped server under balanced, in each isolation, and
-// reports the server's RSS, goroutines, descriptors and child processes
+// reports the server's RSS, OS threads, goroutines, descriptors and child processes
 // before, at the highest RSS, and after. Only with CODECALLTEST_SOAK set:
 //
 //	CODECALLTEST_SOAK=1 go test ./attacks -run TestSoakServer -v -timeout 60m
