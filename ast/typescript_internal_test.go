@@ -178,3 +178,15 @@ func TestTypeScriptGateNesting(t *testing.T) {
 		t.Errorf("100 arrow statements nest %d, want 2", got)
 	}
 }
+
+// TestValidatorPanicSaysNothingOfIt checks that a panic inside validation
+// becomes a refusal whose text carries nothing of the panic value.
+func TestValidatorPanicSaysNothingOfIt(t *testing.T) {
+	c, err := func() (c *Checked, err error) {
+		defer recoverValidation(&c, &err)
+		panic(&struct{ Secret string }{"internals"})
+	}()
+	if c != nil || err == nil || strings.Contains(err.Error(), "internals") || strings.Contains(err.Error(), "&{") {
+		t.Fatalf("got %v, %v; want a refusal without the panic's value", c, err)
+	}
+}

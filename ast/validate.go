@@ -56,12 +56,17 @@ func Validate(script string, r Rules) (c *Checked, err error) {
 }
 
 // recoverValidation turns a panic in goja or here into an error that
-// refuses the script rather than take the caller down.
+// refuses the script rather than take the caller down. The error reaches
+// the client, so it says what to do and carries nothing of the panic (a
+// Go runtime message, a value's internals).
 func recoverValidation(c **Checked, err *error) {
 	if x := recover(); x != nil {
-		*c, *err = nil, fmt.Errorf("ast: validating the plan failed: %v", x)
+		*c, *err = nil, errValidatorFailed
 	}
 }
+
+// errValidatorFailed refuses a script the validator could not finish.
+var errValidatorFailed = errors.New("the plan could not be validated: the validator failed on it; simplify or rewrite the script")
 
 // precheck refuses a script over the byte limit or not valid UTF-8, before
 // anything else looks at it.
