@@ -144,13 +144,14 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	pr := &pausedRun{session: session, scriptSHA: scriptSHA, cancel: cancel, runID: runID, start: start,
 		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk), secrets: &runSecrets{r: st.Redactor}, approval: &runApproval{}, format: format}
 	host := &planHost{env: h.env, st: st, allowed: allowed, reqCtx: ctx, runID: runID,
-		progress: progressToken(req), session: pr.session, scriptSHA: scriptSHA, planContext: in.Context, secrets: pr.secrets,
+		session: pr.session, scriptSHA: scriptSHA, planContext: in.Context, secrets: pr.secrets,
 		approval: pr.approval}
 	var asker policy.Asker = policy.ElicitAsker{Approvals: st.Approvals, Client: ctx}
 	if server.IsModernRequest(ctx) {
 		asker = pauseAsker{run: pr, client: ctx, approvals: st.Approvals}
 	}
 	host.asker = planAsker{next: asker, secrets: pr.secrets}
+	host.notifyCalls, host.progress = listeners(ctx, progressToken(req))
 	go func() {
 		defer cancel()
 		// A TypeScript plan runs as the JavaScript its types were
@@ -320,8 +321,10 @@ type planHost struct {
 	allowed  presets.Globs
 	reqCtx   context.Context
 	runID    string
-	progress mcp.ProgressToken
+	progress mcp.ProgressToken // the request's progress token, nil when nobody listens
 	events   atomic.Int64
+	// notifyCalls is true when the client takes tool_call notifications.
+	notifyCalls bool
 
 	session     string
 	scriptSHA   string
@@ -463,9 +466,12 @@ type callEvent struct {
 // notifications/codecall/tool_call, and a progress notification when the
 // execute request carried a progress token.
 func (p *planHost) startEvent(call policy.Call) *callEvent {
+	if !p.notifyCalls && p.progress == nil {
+		return nil // nobody to tell: spare the redaction of the input
+	}
 	ev := &callEvent{start: time.Now(), fields: map[string]any{
 		"runId": p.runID, "callId": fmt.Sprintf("%s-%d", p.runID, call.Run.CallIndex), "toolName": call.Tool}}
-	if b, err := json.Marshal(call.Args); err == nil {
+	if b, err := json.Marshal(call.Args); err == nil && p.notifyCalls {
 		if len(b) > maxEventInput {
 			b = []byte(fmt.Sprintf(`{"truncated":true,"bytes":%d}`, len(b)))
 		}
@@ -480,6 +486,9 @@ func (p *planHost) startEvent(call policy.Call) *callEvent {
 
 // endEvent tells the client how the call ended.
 func (p *planHost) endEvent(ev *callEvent, err error) {
+	if ev == nil {
+		return
+	}
 	ev.fields["durationMs"] = time.Since(ev.start).Milliseconds()
 	ev.fields["status"] = "ok"
 	if err != nil {
@@ -495,15 +504,7 @@ func (p *planHost) endEvent(ev *callEvent, err error) {
 
 func (p *planHost) send(ev *callEvent, phase string) {
 	srv := server.ServerFromContext(p.reqCtx)
-	if srv == nil || server.ClientSessionFromContext(p.reqCtx) == nil {
-		return // nobody to tell: the request came without a client session
-	}
-	if _, streamable := server.ClientSessionFromContext(p.reqCtx).(server.SessionWithStreamableHTTPConfig); !streamable || !server.IsModernRequest(p.reqCtx) {
-		// A 2026-07-28 request over streamable HTTP whose response mcp-go
-		// upgrades to a stream for a notification is not closed after its
-		// result (mcp-go v1.2.1), which stalls the client's transport and
-		// the server's shutdown; such clients get the progress
-		// notifications they ask for with a progress token.
+	if p.notifyCalls {
 		params := maps.Clone(ev.fields)
 		params["phase"] = phase
 		_ = srv.SendNotificationToClient(p.reqCtx, ToolCallNotification, params)
@@ -516,4 +517,19 @@ func (p *planHost) send(ev *callEvent, phase string) {
 		_ = srv.SendNotificationToClient(p.reqCtx, string(mcp.MethodNotificationProgress),
 			map[string]any{"progressToken": p.progress, "progress": p.events.Add(1), "message": msg})
 	}
+}
+
+// listeners says, once per run, which call notifications its request's
+// client can take: none without a client session; progress only when the
+// request carried a progress token; tool_call notifications except for a
+// 2026-07-28 request over streamable HTTP, whose response mcp-go (v1.2.1)
+// upgrades to a stream for the first notification and does not close after
+// the result, stalling the client's transport and the server's shutdown.
+func listeners(ctx context.Context, token mcp.ProgressToken) (notifyCalls bool, progress mcp.ProgressToken) {
+	session := server.ClientSessionFromContext(ctx)
+	if server.ServerFromContext(ctx) == nil || session == nil {
+		return false, nil
+	}
+	_, streamable := session.(server.SessionWithStreamableHTTPConfig)
+	return !streamable || !server.IsModernRequest(ctx), token
 }
