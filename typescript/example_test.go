@@ -64,3 +64,62 @@ func ExampleTypeName() {
 	// CreateInvoice
 	// GetWeather_041aeb16
 }
+
+func ExampleDeclareModule() {
+	yes, no := true, false
+	fmt.Print(typescript.DeclareModule(typescript.Module{
+		Specifier:  "@codemode/servers/shop",
+		ServerID:   "shop",
+		ServerName: "Shop",
+		Tools: []typescript.ModuleTool{
+			{Export: "get_order", Function: typescript.Function{
+				Name:        "shop.get_order",
+				Description: "Fetch one order.",
+				Effects:     typescript.Effects{ReadOnly: &yes, OpenWorld: &no},
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"orderId":{"type":"string"}},"required":["orderId"]}`),
+				OutputSchema: json.RawMessage(`{
+					"type": "object",
+					"properties": {
+						"id": {"type": "string"},
+						"status": {"enum": ["open", "shipped"]},
+						"note": {"type": "string", "nullable": true}
+					},
+					"required": ["id", "status"]
+				}`),
+			}},
+			{Export: "ping", Function: typescript.Function{
+				Name:        "shop.ping",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+			}},
+		},
+	}))
+	// Output:
+	// /** Tools of the MCP server Shop (serverId "shop"). */
+	// declare module "@codemode/servers/shop" {
+	//   /**
+	//    * Fetch one order.
+	//    * Canonical MCP tool: shop.get_order
+	//    * @remarks read-only
+	//    * @annotations readOnlyHint: true, openWorldHint: false
+	//    */
+	//   export function get_order(input: Shop_GetOrderInput): Promise<Shop_GetOrderOutput>;
+	//   type Shop_GetOrderInput = { orderId: string };
+	//   type Shop_GetOrderOutput = {
+	//     id: string;
+	//     status: "open" | "shipped";
+	//     note?: string | null;
+	//   };
+	//   /**
+	//    * Canonical MCP tool: shop.ping
+	//    * Resolves to the result's structuredContent if it has one, else to a lone text block as a string, else to the whole MCP result object (binary content base64-encoded).
+	//    */
+	//   export function ping(input?: Record<string, never>): Promise<unknown>;
+	//   /** This module's server, and the canonical MCP name and export name of each of its tools. */
+	//   export const __meta__: {
+	//     readonly serverId: string;
+	//     readonly serverName: string;
+	//     readonly serverVersion?: string;
+	//     readonly tools: ReadonlyArray<{ readonly toolName: string; readonly exportName: string; readonly description?: string }>;
+	//   };
+	// }
+}

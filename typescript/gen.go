@@ -44,6 +44,9 @@ type tsType struct {
 	// alts counts the alternatives TypeScript sees when it distributes an
 	// intersection over unions, minus one so that the zero value means one.
 	alts int
+	// members are the alternatives of a union, so that a union of unions
+	// is flattened; nil for other types and for a union with a comment.
+	members []tsType
 }
 
 func (t tsType) alternatives() int { return t.alts + 1 }
@@ -58,7 +61,19 @@ func withNote(t tsType, notes ...string) tsType {
 		return t
 	}
 	t.text += " /* " + inlineText(strings.Join(notes, "; "), maxInline) + " */"
+	t.members = nil
 	return t
+}
+
+// bareText returns a type's text without its trailing comment, and whether
+// it had one. It tells types apart that differ only in a comment.
+func bareText(text string) (string, bool) {
+	if strings.HasSuffix(text, " */") {
+		if i := strings.LastIndex(text, " /* "); i > 0 {
+			return text[:i], true
+		}
+	}
+	return text, false
 }
 
 // unknownBecause is unknown with a comment saying why.
@@ -168,18 +183,39 @@ type generator struct {
 	steps     int
 	size      int // bytes of literal and documentation text produced
 	exhausted bool
+
+	// widened holds the documents some part of which the types do not
+	// express: where the type is unknown or wider than the schema, with a
+	// comment saying why.
+	widened map[*document]bool
 }
 
 func newGenerator(base string, inline bool, broken map[edge]bool) *generator {
 	return &generator{
-		base:   base,
-		inline: inline,
-		stack:  map[*node]bool{},
-		byNode: map[*node]*alias{},
-		names:  map[string]bool{},
-		edges:  map[edge]bool{},
-		broken: broken,
+		base:    base,
+		inline:  inline,
+		stack:   map[*node]bool{},
+		byNode:  map[*node]*alias{},
+		names:   map[string]bool{},
+		edges:   map[edge]bool{},
+		broken:  broken,
+		widened: map[*document]bool{},
 	}
+}
+
+// widen records that the schema being rendered says something its type
+// does not.
+func (g *generator) widen() {
+	if g.doc != nil {
+		g.widened[g.doc] = true
+	}
+}
+
+// unknownBecause is unknownBecause for a part of the schema being
+// rendered, which it records as widened.
+func (g *generator) unknownBecause(format string, args ...any) tsType {
+	g.widen()
+	return unknownBecause(format, args...)
 }
 
 // spend accounts for one unit of work and n bytes of text, and reports
@@ -196,10 +232,10 @@ func (g *generator) spend(n int) bool {
 // schema renders the type of schema n.
 func (g *generator) schema(n *node, c ctx) tsType {
 	if !g.spend(0) {
-		return unknownBecause("schema too large")
+		return g.unknownBecause("schema too large")
 	}
 	if c.depth > maxDepth {
-		return unknownBecause("nested deeper than %d levels", maxDepth)
+		return g.unknownBecause("nested deeper than %d levels", maxDepth)
 	}
 	switch {
 	case n.kind == kindBool && n.bool:
@@ -207,7 +243,7 @@ func (g *generator) schema(n *node, c ctx) tsType {
 	case n.kind == kindBool:
 		return primary("never")
 	case n.kind != kindObject:
-		return unknownBecause("invalid schema: a schema must be an object or a boolean")
+		return g.unknownBecause("invalid schema: a schema must be an object or a boolean")
 	}
 
 	var parts []tsType // all of them apply: an intersection
@@ -248,7 +284,10 @@ func (g *generator) schema(n *node, c ctx) tsType {
 		}
 		parts = append(parts, union(ms))
 	}
-	t := intersection(parts)
+	t, omitted := intersection(parts)
+	if omitted {
+		g.widen()
+	}
 	if n.get("nullable").isTrue() && !literal && !t.unknown {
 		t = union([]tsType{t, primary("null")})
 	}
@@ -270,6 +309,9 @@ func (g *generator) schema(n *node, c ctx) tsType {
 		if n.get(kw) != nil {
 			notes = append(notes, kw+" is not supported")
 		}
+	}
+	if len(notes) > 0 {
+		g.widen()
 	}
 	if c.pos != posDecl {
 		notes = append(notes, inlineDoc(n, c.pos == posMember)...)
@@ -298,12 +340,12 @@ func (g *generator) typed(n *node, c ctx) (tsType, bool) {
 		for _, it := range tn.items {
 			s, ok := it.str()
 			if !ok {
-				return unknownBecause("invalid type keyword"), true
+				return g.unknownBecause("invalid type keyword"), true
 			}
 			names = append(names, s)
 		}
 	default:
-		return unknownBecause("invalid type keyword"), true
+		return g.unknownBecause("invalid type keyword"), true
 	}
 	ts := make([]tsType, 0, len(names))
 	for _, name := range names {
@@ -317,7 +359,7 @@ func (g *generator) typed(n *node, c ctx) (tsType, bool) {
 		case "array":
 			ts = append(ts, g.array(n, c))
 		default:
-			ts = append(ts, unknownBecause("unsupported type %s", quote(name)))
+			ts = append(ts, g.unknownBecause("unsupported type %s", quote(name)))
 		}
 	}
 	return union(ts), true
@@ -409,7 +451,10 @@ func (g *generator) object(n *node, c ctx) tsType {
 			return primary("Record<string, unknown>")
 		}
 		if len(lines) > 0 && !it.unknown {
-			it = indexCompatible(it, memberTypes, optional)
+			var wide bool
+			if it, wide = indexCompatible(it, memberTypes, optional); wide {
+				g.widen()
+			}
 		}
 		var doc []string
 		for _, p := range patterns {
@@ -432,17 +477,18 @@ func (g *generator) object(n *node, c ctx) tsType {
 // indexCompatible widens an index signature type so that every named
 // property's type is assignable to it, as TypeScript requires. A short union
 // keeps the information; a long one would repeat whole property types, so
-// the index type becomes unknown instead.
-func indexCompatible(it tsType, members []tsType, optional bool) tsType {
+// the index type becomes unknown instead, with a comment, and unknown
+// reports it.
+func indexCompatible(it tsType, members []tsType, optional bool) (t tsType, unknown bool) {
 	all := append([]tsType{it}, members...)
 	if optional {
 		all = append(all, primary("undefined"))
 	}
 	u := union(all)
 	if u.unknown || len(u.text) > maxIndexUnion || strings.Contains(u.text, "\n") {
-		return withNote(unknownType(), "other properties: "+it.text)
+		return withNote(unknownType(), "other properties: "+it.text), true
 	}
-	return u
+	return u, false
 }
 
 // array renders arrays and tuples.
@@ -504,12 +550,24 @@ func parens(t tsType, max prec) string {
 	return t.text
 }
 
-// union renders alternatives. Duplicates and never are dropped; an
+// union renders alternatives. The members of a union among them become
+// alternatives of their own. Duplicates and never are dropped, and so is an
+// alternative that differs from another only in lacking its comment; an
 // unconstrained alternative makes the whole union unconstrained.
 func union(ms []tsType) tsType {
+	var flat []tsType
+	for _, m := range ms {
+		if len(m.members) > 0 {
+			flat = append(flat, m.members...)
+		} else {
+			flat = append(flat, m)
+		}
+	}
 	var out []tsType
 	seen := map[string]bool{}
-	for _, m := range ms {
+	commented := map[string]bool{}  // bare texts of alternatives with a comment
+	uncommented := map[string]int{} // bare texts of alternatives without one → index in out
+	for _, m := range flat {
 		if m.text == "unknown" {
 			return unknownType()
 		}
@@ -517,6 +575,20 @@ func union(ms []tsType) tsType {
 			continue
 		}
 		seen[m.text] = true
+		bare, hasComment := bareText(m.text)
+		switch {
+		case !hasComment && commented[bare]:
+			continue
+		case !hasComment:
+			uncommented[bare] = len(out)
+		default:
+			commented[bare] = true
+			if i, ok := uncommented[bare]; ok {
+				out[i] = m
+				delete(uncommented, bare)
+				continue
+			}
+		}
 		out = append(out, m)
 	}
 	switch len(out) {
@@ -535,6 +607,7 @@ func union(ms []tsType) tsType {
 	}
 	u.alts = n - 1
 	u.text = strings.Join(texts, " | ")
+	u.members = out
 	return u
 }
 
@@ -543,8 +616,9 @@ func union(ms []tsType) tsType {
 //
 // TypeScript multiplies out an intersection of unions, and gives up on
 // types with too many alternatives; past maxAlternatives the unions are
-// left out, which widens the type, and a comment says so.
-func intersection(parts []tsType) tsType {
+// left out, which widens the type, a comment says so, and omitted reports
+// it.
+func intersection(parts []tsType) (t tsType, omitted bool) {
 	var out []tsType
 	seen := map[string]bool{}
 	n := 1
@@ -567,7 +641,6 @@ func intersection(parts []tsType) tsType {
 		out, n = kept, 1
 		note = "alternatives of anyOf/oneOf/allOf omitted: too many combinations"
 	}
-	var t tsType
 	switch len(out) {
 	case 0:
 		t = unknownType()
@@ -583,19 +656,19 @@ func intersection(parts []tsType) tsType {
 		t.text = strings.Join(texts, " & ")
 	}
 	if note != "" {
-		return withNote(t, note)
+		return withNote(t, note), true
 	}
-	return t
+	return t, false
 }
 
 // literal renders a JSON value as a literal type. Objects and arrays
 // become object and tuple types of literals.
 func (g *generator) literal(v *node, depth int) tsType {
 	if !g.spend(len(v.text)) {
-		return unknownBecause("schema too large")
+		return g.unknownBecause("schema too large")
 	}
 	if depth > maxDepth {
-		return unknownBecause("value nested deeper than %d levels", maxDepth)
+		return g.unknownBecause("value nested deeper than %d levels", maxDepth)
 	}
 	switch v.kind {
 	case kindNull:
@@ -631,7 +704,7 @@ func (g *generator) literal(v *node, depth int) tsType {
 // enum renders an enum as a union of literals.
 func (g *generator) enum(v *node) tsType {
 	if v.kind != kindArray {
-		return unknownBecause("enum is not an array")
+		return g.unknownBecause("enum is not an array")
 	}
 	ms := make([]tsType, len(v.items))
 	for i, it := range v.items {
@@ -646,7 +719,7 @@ func (g *generator) enum(v *node) tsType {
 func (g *generator) ref(r *node, c ctx) tsType {
 	s, ok := r.str()
 	if !ok {
-		return unknownBecause("$ref is not a string")
+		return g.unknownBecause("$ref is not a string")
 	}
 	shown := quote(truncate(s, maxInline))
 	var frag string
@@ -657,21 +730,21 @@ func (g *generator) ref(r *node, c ctx) tsType {
 	case g.doc.id != "" && strings.HasPrefix(s, g.doc.id+"#"):
 		frag = s[len(g.doc.id)+1:]
 	default:
-		return unknownBecause("external $ref %s is not resolved", shown)
+		return g.unknownBecause("external $ref %s is not resolved", shown)
 	}
 	if u, err := url.PathUnescape(frag); err == nil {
 		frag = u
 	}
 	if frag != "" && frag[0] != '/' {
-		return unknownBecause("$ref to anchor %s is not supported", shown)
+		return g.unknownBecause("$ref to anchor %s is not supported", shown)
 	}
 	target := resolve(g.doc.root, frag)
 	if target == nil {
-		return unknownBecause("$ref %s does not resolve", shown)
+		return g.unknownBecause("$ref %s does not resolve", shown)
 	}
 	if g.inline {
 		if g.stack[target] {
-			return unknownBecause("recursive $ref %s", shown)
+			return g.unknownBecause("recursive $ref %s", shown)
 		}
 		g.stack[target] = true
 		t := g.schema(target, c.nested(c.pos))
@@ -683,7 +756,7 @@ func (g *generator) ref(r *node, c ctx) tsType {
 		e := edge{from: g.cur.target, to: target}
 		g.edges[e] = true
 		if g.broken[e] {
-			return unknownBecause("circular $ref %s", shown)
+			return g.unknownBecause("circular $ref %s", shown)
 		}
 	}
 	return primary(a.name)

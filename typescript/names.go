@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -132,6 +133,66 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// isIdentifierName reports whether s is an ECMAScript IdentifierName: a
+// name that may follow "as" in an export clause or "." in a member access,
+// reserved words included. Escape sequences are not accepted.
+func isIdentifierName(s string) bool {
+	if s == "" || !utf8.ValidString(s) {
+		return false
+	}
+	for i, r := range s {
+		if r == '$' || r == '_' || idStart(r) || i > 0 && (r == '\u200c' || r == '\u200d' || idContinue(r)) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// idStart approximates Unicode's ID_Start property, which Go's unicode
+// package does not provide as a table.
+func idStart(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+	}
+	return (unicode.IsLetter(r) || unicode.Is(unicode.Nl, r) || unicode.Is(unicode.Other_ID_Start, r)) &&
+		!unicode.Is(unicode.Pattern_Syntax, r) && !unicode.Is(unicode.Pattern_White_Space, r)
+}
+
+// idContinue approximates Unicode's ID_Continue property.
+func idContinue(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	return idStart(r) || unicode.In(r, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue) &&
+		!unicode.Is(unicode.Pattern_Syntax, r) && !unicode.Is(unicode.Pattern_White_Space, r)
+}
+
+// bindingReserved are the names that cannot name a function declared in
+// module code, which is strict: ECMAScript's reserved words, those reserved
+// in strict mode, and eval and arguments.
+var bindingReserved = wordSet(`
+	await break case catch class const continue debugger default delete do
+	else enum export extends false finally for function if import in
+	instanceof new null return super switch this throw true try typeof var
+	void while with yield let static implements interface package private
+	protected public eval arguments`)
+
+// wordSet returns the set of the space-separated words of s.
+func wordSet(s string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		set[w] = true
+	}
+	return set
+}
+
+// isBindingIdent reports whether s can name a function declared in a
+// module: an IdentifierName that is not reserved.
+func isBindingIdent(s string) bool {
+	return isIdentifierName(s) && !bindingReserved[s]
 }
 
 // propName renders an object key as a TypeScript property name.

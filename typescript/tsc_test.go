@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -158,13 +159,14 @@ func tscCommand(t *testing.T) []string {
 	return nil
 }
 
-// runTSC compiles files in dir under --strict and fails the test with the
-// compiler's output when they do not compile.
+// runTSC compiles files in dir under --strict, as ES2022 modules where they
+// are modules, and fails the test with the compiler's output when they do
+// not compile.
 func runTSC(t *testing.T, tsc []string, dir string, files ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	args := append(tsc[1:], "--strict", "--noEmit", "--lib", "es2022", "--target", "es2022", "--pretty", "false")
+	args := append(tsc[1:], "--strict", "--noEmit", "--lib", "es2022", "--target", "es2022", "--module", "es2022", "--pretty", "false")
 	cmd := exec.CommandContext(ctx, tsc[0], append(args, files...)...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -364,4 +366,253 @@ func randomNode(r *rand.Rand, depth int) any {
 	default:
 		return map[string]any{"$ref": refs[r.IntN(len(refs))], "type": "object", "properties": randomProperties(r, depth)}
 	}
+}
+
+// moduleFeatureExports names the functions of the §6.2 cases in the module
+// TestModulesCompile declares, so that its checks can call them.
+var moduleFeatureExports = map[string]string{
+	"enum":                         "enum_",
+	"const":                        "const_",
+	"oneOf":                        "one_of",
+	"nullable":                     "nullable",
+	"recursive object schema":      "recursive",
+	"additionalProperties":         "additional_properties",
+	"patternProperties":            "pattern_properties",
+	"tuple with items as an array": "items_tuple",
+	"tuple with prefixItems":       "prefix_items_tuple",
+	"unrepresentable feature falls back to unknown with a warning": "unrepresentable",
+}
+
+// moduleChecks use the modules TestModulesCompile declares the way a plan
+// would, so that compiling them proves the declarations accept good calls
+// and reject bad ones.
+const moduleChecks = `import * as shop from "@codemode/servers/shop";
+import * as features from "@codemode/servers/features";
+import * as exportNames from "@codemode/servers/export-names";
+import { specVersion, listServers, describeServer, listTools, getTool, searchTools, type ToolDefinition } from "@codemode/discovery";
+import {
+  CodemodeError, SchemaValidationError, ToolNotFoundError, ServerNotFoundError,
+  ToolCallError, AuthenticationError, SandboxLimitError,
+} from "@codemode/errors";
+
+export async function checkShop(): Promise<number> {
+  const order = await shop.get_order({ orderId: "o1" });
+  const status: "open" | "shipped" | "cancelled" = order.status;
+  const quantity: number = order.lines[0].quantity;
+  const note: string | null | undefined = order.note;
+  // @ts-expect-error orderId is required
+  await shop.get_order({});
+  // @ts-expect-error get_order needs an input
+  await shop.get_order();
+  await shop.list_orders();
+  await shop.list_orders({ limit: 5 });
+  await shop.ping();
+  await shop.ping({});
+  // @ts-expect-error ping takes no arguments
+  await shop.ping({ x: 1 });
+  await shop.version();
+  const values: string[] = (await shop.enum("status")).values;
+  // @ts-expect-error the input of enum is a string
+  await shop.enum({ field: "status" });
+  // @ts-expect-error cancel_order's input allows no other properties
+  await shop.cancel_order({ orderId: "o1", extra: true });
+  const cancelled: unknown = await shop.cancel_order({ orderId: "o1", reason: "fraud" });
+  // @ts-expect-error the function behind a renamed export is not exported
+  shop.Shop_Enum$call;
+  const meta = shop.__meta__.serverId + shop.__meta__.serverName + (shop.__meta__.serverVersion ?? "") +
+    shop.__meta__.tools.map((t) => t.toolName + t.exportName + (t.description ?? "")).join();
+  return quantity + status.length + (note?.length ?? 0) + values.length + meta.length + String(cancelled).length;
+}
+
+export async function checkFeatures(): Promise<unknown[]> {
+  const e: "open" | "closed" | null = await features.enum_();
+  const c = await features.const_();
+  const version: 2 = c.version;
+  // @ts-expect-error kind is the constant "order"
+  const kind: "invoice" = c.kind;
+  const o = await features.one_of();
+  const sku: string = typeof o === "string" ? o : o.sku;
+  const n = await features.nullable();
+  const login: string | undefined = n.owner?.login;
+  const note: string | null = n.note;
+  const cat = await features.recursive();
+  const grandparent: string | undefined = cat.children?.[0]?.parent?.parent?.name;
+  const ap = await features.additional_properties();
+  const label: string | undefined = ap.labels?.["x"];
+  // @ts-expect-error a closed object takes no other properties
+  const closed: NonNullable<typeof ap.closed> = { a: "x", b: "y" };
+  const pp = await features.pattern_properties();
+  const extension: string | number = pp["x-trace"];
+  const t1 = await features.items_tuple();
+  const first: number = t1[0];
+  // @ts-expect-error a tuple of at most three elements
+  const fourth = t1[3];
+  const t2 = await features.prefix_items_tuple();
+  const flag: boolean = t2[2];
+  // @ts-expect-error the second element is a number
+  const second: string = t2[1];
+  const u = await features.unrepresentable();
+  const rule: unknown = u.rule;
+  return [e, version, kind, sku, login, note, grandparent, label, closed, extension, first, fourth, flag, second, rule];
+}
+
+export async function checkExportNames(): Promise<unknown[]> {
+  return [await exportNames.enum(), await exportNames.catch(), await exportNames["get-order"](), await exportNames.café()];
+}
+
+export async function checkDiscovery(): Promise<number> {
+  const version: string = specVersion;
+  const servers = await listServers();
+  const d = await describeServer(servers[0].serverId);
+  const tools: ToolDefinition[] = await listTools(d.serverId, { detail: "full" });
+  await listTools(d.serverId);
+  // @ts-expect-error detail is one of three levels
+  await listTools(d.serverId, { detail: "everything" });
+  const tool = await getTool("shop", "get_order");
+  const found = await searchTools("orders", { serverId: "shop", limit: 5, detail: "name" });
+  await searchTools("orders");
+  const where: string = found.results[0].serverId + found.results[0].toolName + found.query;
+  const readOnly: boolean | undefined = tool.annotations?.readOnlyHint;
+  const schema: Record<string, unknown> | undefined = tool.inputSchema ?? tool.outputSchema;
+  return version.length + d.toolCount + d.modulePath.length + d.serverName.length + (d.description ?? d.version ?? "").length +
+    tools.length + (tool.declaration?.length ?? 0) + where.length + (d.capabilities?.length ?? 0) + Number(readOnly) + Number(schema) +
+    tool.exportName.length + (tool.description?.length ?? 0);
+}
+
+export async function checkErrors(): Promise<string> {
+  try {
+    await shop.get_order({ orderId: "x" });
+  } catch (e) {
+    if (e instanceof SchemaValidationError) {
+      return e.path + e.expected + e.received + e.toolName + e.exportName + e.serverId + String(e.example) + e.hint;
+    }
+    if (e instanceof AuthenticationError) return e.code + String(e.retryable) + String(e.result) + e.toolName;
+    if (e instanceof ToolCallError) return e.toolName + e.exportName + e.serverId;
+    if (e instanceof ToolNotFoundError) return e.serverId + e.toolName;
+    if (e instanceof ServerNotFoundError) return e.serverId;
+    if (e instanceof SandboxLimitError) return e.limit;
+    if (e instanceof CodemodeError) return e.hint + e.code + e.message;
+  }
+  const err: CodemodeError = new AuthenticationError("denied");
+  const base: Error = err;
+  return err.hint + base.message;
+}
+`
+
+// testExportName derives an export identifier from a tool name the way a
+// host might: characters that cannot be in an identifier become "_", and a
+// name that starts with a digit gets a leading "_". Reserved words are kept,
+// so that the module declares them through an export clause.
+func testExportName(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r == '$' || r == '_' || idStart(r), i > 0 && idContinue(r):
+			b.WriteRune(r)
+		case i == 0 && r >= '0' && r <= '9':
+			b.WriteString("_")
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// moduleOf returns a module exporting fs, with export names derived from
+// the tool names and made unique.
+func moduleOf(specifier string, fs ...Function) Module {
+	m := Module{Specifier: specifier, ServerID: specifier, ServerName: specifier}
+	used := map[string]bool{}
+	for _, f := range fs {
+		name := testExportName(f.Name)
+		for i := 2; used[name]; i++ {
+			name = testExportName(f.Name) + "__" + strconv.Itoa(i)
+		}
+		used[name] = true
+		m.Tools = append(m.Tools, ModuleTool{Export: name, Function: f})
+	}
+	return m
+}
+
+// TestModulesCompile writes the fixed modules and server modules of every
+// kind the other tests render (the spec's schema features, input shapes,
+// export names, realistic and random tools) into one script, and compiles
+// it with tsc --strict with code that imports and calls them; then the same
+// declarations alone as a .d.ts file.
+func TestModulesCompile(t *testing.T) {
+	tsc := tscCommand(t)
+	var decls strings.Builder
+	decls.WriteString(DiscoveryModule)
+	decls.WriteString(ErrorsModule)
+	decls.WriteString(DeclareModule(shopModule))
+
+	features := Module{Specifier: "@codemode/servers/features", ServerID: "features", ServerName: "Features"}
+	var featureInputs []Function
+	for i, tc := range moduleFeatureCases {
+		export, ok := moduleFeatureExports[tc.name]
+		if !ok {
+			export = fmt.Sprintf("feature_%d", i)
+		}
+		features.Tools = append(features.Tools, ModuleTool{Export: export, Function: Function{
+			Name:         fmt.Sprintf("features.case_%c", 'a'+i),
+			OutputSchema: json.RawMessage(tc.schema),
+		}})
+		featureInputs = append(featureInputs, Function{Name: fmt.Sprintf("feature_inputs.case_%c", 'a'+i), InputSchema: json.RawMessage(tc.schema)})
+	}
+	decls.WriteString(DeclareModule(features))
+	decls.WriteString(DeclareModule(moduleOf("@codemode/servers/feature-inputs", featureInputs...)))
+
+	var inputs []Function
+	for i, tc := range moduleInputCases {
+		inputs = append(inputs, Function{Name: fmt.Sprintf("inputs.case%d", i), InputSchema: json.RawMessage(tc.schema)})
+	}
+	decls.WriteString(DeclareModule(moduleOf("@codemode/servers/inputs", inputs...)))
+
+	names := Module{Specifier: "@codemode/servers/export-names"}
+	for _, export := range []string{"get_order", "$price", "café", "type", "enum", "catch", "interface", "eval", "arguments", "let", "get-order", "1st", "", "x y"} {
+		names.Tools = append(names.Tools, ModuleTool{Export: export, Function: Function{Name: "names." + export}})
+	}
+	names.Tools = append(names.Tools, ModuleTool{Export: "Names_Enum$call", Function: Function{Name: "names.enum"}})
+	decls.WriteString(DeclareModule(names))
+
+	var declared []Function
+	for _, tc := range declareCases {
+		declared = append(declared, tc.fn)
+	}
+	declared = append(declared, realisticTools...)
+	decls.WriteString(DeclareModule(moduleOf("@codemode/servers/declared", declared...)))
+
+	var cases []Function
+	for i, tc := range typeOfCases {
+		cases = append(cases, Function{Name: fmt.Sprintf("cases.case%d", i), InputSchema: json.RawMessage(tc.schema), OutputSchema: json.RawMessage(tc.schema)})
+	}
+	decls.WriteString(DeclareModule(moduleOf("@codemode/servers/type-of-cases", cases...)))
+
+	r := rand.New(rand.NewPCG(3, 4))
+	var random []Function
+	for i := range 200 {
+		random = append(random, Function{
+			Name:             fmt.Sprintf("%s.%d", randomString(r), i),
+			Title:            randomString(r),
+			Description:      randomString(r),
+			InputSchema:      randomSchema(t, r),
+			OutputSchema:     randomSchema(t, r),
+			Effects:          Effects{ReadOnly: ptr(r.IntN(2) == 0), OpenWorld: ptr(r.IntN(2) == 0)},
+			RequiresApproval: r.IntN(2) == 0,
+		})
+	}
+	decls.WriteString(DeclareModule(moduleOf("@codemode/servers/random", random...)))
+
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("modules.ts", decls.String())
+	write("checks.ts", moduleChecks)
+	write("modules.d.ts", decls.String())
+	t.Run("ts", func(t *testing.T) { runTSC(t, tsc, dir, "modules.ts", "checks.ts") })
+	t.Run("d.ts", func(t *testing.T) { runTSC(t, tsc, dir, "modules.d.ts") })
 }

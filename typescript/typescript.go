@@ -1,6 +1,7 @@
 // Package typescript renders TypeScript declarations of tools from their
 // JSON Schemas, so that a model writing JavaScript plans can read what
-// callTool accepts and returns for each tool.
+// each tool accepts and returns: as a callTool overload (Declare), or as
+// the exported function of a Code Mode server module (DeclareModule).
 //
 // Declare renders one tool as a callTool overload with the tool name as a
 // string literal type, plus type aliases for its input, its output and the
@@ -27,23 +28,43 @@
 // named after the tool and the definition, such as
 // Billing_CreateInvoice$Line; recursive references stay recursive.
 //
+// DeclareModule renders the tools of one MCP server as a Code Mode module:
+// one block, declare module "@codemode/servers/<id>" { ... }, with an async
+// function per tool, the tool's type aliases, and the module's __meta__:
+//
+//	/**
+//	 * Fetch one order.
+//	 * Canonical MCP tool: shop.get_order
+//	 * @remarks read-only
+//	 * @annotations readOnlyHint: true
+//	 */
+//	export function get_order(input: Shop_GetOrderInput): Promise<Shop_GetOrderOutput>;
+//
+// The input is optional where the schema declares no argument or accepts
+// {}, and the function resolves to the output schema's type, or to unknown
+// with a sentence on how the result is unwrapped. DiscoveryModule and
+// ErrorsModule declare the two fixed modules of Code Mode,
+// "@codemode/discovery" and "@codemode/errors"; all three compile together.
+//
 // Descriptions become JSDoc comments, and JSDoc tags show what the type does
 // not: @integer, @format, bounds such as @minimum and @maxLength, @pattern,
 // @default, @example and @deprecated. The tool's own comment tells a model
 // what calling it does before it calls: a tool that needs a person's
 // approval says so in a sentence, its title becomes @title, and its
 // side-effect hints (MCP's annotations) become one @remarks line of short
-// words such as "read-only" or "destructive, idempotent". Nothing is written
-// for what the tool does not state. Where no declaration can carry a JSDoc
-// comment, as for the items of an array, integer and format go in a
-// trailing /* */ comment.
+// words such as "read-only" or "destructive, idempotent"; DeclareModule adds
+// an @annotations line naming the hints as MCP does, such as
+// "readOnlyHint: true". Nothing is written for what the tool does not
+// state. Where no declaration can carry a JSDoc comment, as for the items
+// of an array, integer and format go in a trailing /* */ comment.
 //
 // The types follow the schemas as closely as TypeScript allows. Where a
 // schema says something a type cannot (not, if/then/else, references to
 // other documents), the type is left wider than the schema and a comment
-// says what is missing; it is never narrower. Rendering is bounded in time
-// and size whatever the schema: past the limits a schema is rendered as
-// unknown with a comment.
+// says what is missing; it is never narrower. DeclareModule also warns in
+// the tool's comment when its input or output type leaves something out.
+// Rendering is bounded in time and size whatever the schema: past the
+// limits a schema is rendered as unknown with a comment.
 package typescript
 
 import (
@@ -64,18 +85,20 @@ var ErrTooLarge = errors.New("typescript: schema too large")
 
 // Function describes one tool to declare.
 type Function struct {
-	// Name is the tool name callTool takes, such as "billing.create_invoice".
-	// Any string is allowed.
+	// Name is the tool name callTool takes, such as "billing.create_invoice";
+	// in a ModuleTool, the canonical MCP tool name. Any string is allowed.
 	Name string
 	// Title and Description document the tool.
 	Title, Description string
 	// InputSchema is the JSON Schema of the tool's arguments. When it is
-	// empty or JSON null the input is Record<string, unknown>.
+	// empty or JSON null, Declare types the input Record<string, unknown>
+	// and DeclareModule makes it optional (see DeclareModule).
 	InputSchema json.RawMessage
 	// OutputSchema is the JSON Schema of the tool's result. When it is
 	// empty or JSON null the output is unknown.
 	OutputSchema json.RawMessage
-	// Effects are the tool's side-effect hints, shown in a @remarks line.
+	// Effects are the tool's side-effect hints, shown in a @remarks line
+	// and, by DeclareModule, an @annotations line.
 	Effects Effects
 	// RequiresApproval is set when a person confirms each call before it
 	// runs; the comment then says so, and that a denial is final.
@@ -148,7 +171,8 @@ func Declare(f Function) string {
 	var b strings.Builder
 	b.WriteString(jsdoc(toolDoc(f), 0))
 	fmt.Fprintf(&b, "declare function callTool(name: %s, input: %s): Promise<%s>;\n", quote(f.Name), in, out)
-	b.WriteString(declarations(base, roots))
+	text, _ := declarations(base, roots)
+	b.WriteString(text)
 	return b.String()
 }
 
@@ -214,6 +238,9 @@ type root struct {
 	what     string
 	doc      *document // nil when fallback is used
 	fallback tsType
+	// widened is set when fallback stands for a schema that could not be
+	// used.
+	widened bool
 }
 
 func newRoot(name, what string, schema json.RawMessage, missing tsType) root {
@@ -224,58 +251,69 @@ func newRoot(name, what string, schema json.RawMessage, missing tsType) root {
 	n, err := parse(schema)
 	if err != nil {
 		r.fallback = unknownBecause("%s schema not used: %s", what, strings.TrimPrefix(err.Error(), "typescript: "))
+		r.widened = true
 		return r
 	}
 	r.doc = newDocument(n)
 	return r
 }
 
+// without returns r with its schema replaced by unknown and a comment
+// giving the reason.
+func (r root) without(reason string) root {
+	r.doc = nil
+	r.fallback = unknownBecause("%s schema %s", r.what, reason)
+	r.widened = true
+	return r
+}
+
 // declarations renders the type aliases of a tool. When they exceed the
 // limits it drops the output schema, then the input schema, then both, so
-// that one oversized schema does not hide the other.
-func declarations(base string, roots []root) string {
+// that one oversized schema does not hide the other. It also reports, for
+// each root, whether its type leaves out part of its schema.
+func declarations(base string, roots []root) (string, []bool) {
 	for _, drop := range [][2]bool{{false, false}, {false, true}, {true, false}} {
 		rs := make([]root, len(roots))
 		for i, r := range roots {
 			rs[i] = r
 			if drop[i] && r.doc != nil {
-				rs[i].doc = nil
-				rs[i].fallback = unknownBecause("%s schema too large to render", r.what)
+				rs[i] = r.without("too large to render")
 			}
 		}
-		if text, ok := render(base, rs); ok {
-			return text
+		if text, widened, ok := render(base, rs); ok {
+			return text, widened
 		}
 	}
 	var b strings.Builder
-	for _, r := range roots {
-		t := r.fallback
+	widened := make([]bool, len(roots))
+	for i, r := range roots {
 		if r.doc != nil {
-			t = unknownBecause("%s schema too large to render", r.what)
+			r = r.without("too large to render")
 		}
-		fmt.Fprintf(&b, "type %s = %s;\n", r.name, t.text)
+		widened[i] = r.widened
+		fmt.Fprintf(&b, "type %s = %s;\n", r.name, r.fallback.text)
 	}
-	return b.String()
+	return b.String(), widened
 }
 
 // render renders the aliases in two passes when needed: the first finds
 // references that make an alias circular, as in "type A = B | null; type
 // B = A[] | A", which TypeScript rejects; the second renders those
 // references as unknown.
-func render(base string, roots []root) (string, bool) {
-	text, edges, ok := renderPass(base, roots, nil)
+func render(base string, roots []root) (string, []bool, bool) {
+	text, edges, widened, ok := renderPass(base, roots, nil)
 	if !ok {
-		return "", false
+		return "", nil, false
 	}
 	broken := cycles(edges)
 	if len(broken) == 0 {
-		return text, true
+		return text, widened, true
 	}
-	text, _, ok = renderPass(base, roots, broken)
-	return text, ok
+	text, _, widened, ok = renderPass(base, roots, broken)
+	return text, widened, ok
 }
 
-func renderPass(base string, roots []root, broken map[edge]bool) (string, map[edge]bool, bool) {
+func renderPass(base string, roots []root, broken map[edge]bool) (string, map[edge]bool, []bool, bool) {
 	g := newGenerator(base, false, broken)
 	for _, r := range roots {
 		if r.doc != nil {
@@ -294,9 +332,13 @@ func renderPass(base string, roots []root, broken map[edge]bool) (string, map[ed
 		g.emit(&b, g.queue[i])
 	}
 	if g.exhausted || b.Len() > maxOutput {
-		return "", nil, false
+		return "", nil, nil, false
 	}
-	return b.String(), g.edges, true
+	widened := make([]bool, len(roots))
+	for i, r := range roots {
+		widened[i] = r.widened || r.doc != nil && g.widened[r.doc]
+	}
+	return b.String(), g.edges, widened, true
 }
 
 // emit writes one type alias.

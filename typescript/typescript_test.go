@@ -105,11 +105,17 @@ var typeOfCases = []typeOfCase{
 	{"too many combinations", `{"allOf":[{"type":"number"},{"enum":[1,2,3,4,5,6,7,8,9,10]},{"enum":[1,2,3,4,5,6,7,8,9,11]},{"enum":[1,2,3,4,5,6,7,8,9,12]},{"enum":[1,2,3,4,5,6,7,8,9,13]}]}`,
 		`number /* alternatives of anyOf/oneOf/allOf omitted: too many combinations */`},
 	{"anyOf not an array", `{"type":"string","anyOf":{}}`, `string /* anyOf is not an array */`},
+	{"nested unions are flattened", `{"anyOf":[{"type":"string"},{"anyOf":[{"type":"number"},{"type":"string"}]},{"type":["boolean","number"]}]}`,
+		`string | number | boolean`},
+	{"alternative differing only in a comment", `{"anyOf":[{"type":"number"},{"type":"integer"},{"type":"string","description":"A"},{"type":"string","description":"B"}]}`,
+		`number /* integer */ | string /* A */ | string /* B */`},
 
 	// Null.
 	{"nullable", `{"type":"string","nullable":true}`, `string | null`},
 	{"nullable object", `{"type":"object","properties":{"a":{"type":"string"}},"nullable":true}`, `{ a?: string } | null`},
 	{"nullable enum keeps enum", `{"enum":["a"],"nullable":true}`, `"a"`},
+	{"nullable with null type", `{"type":["string","null"],"nullable":true}`, `string | null`},
+	{"nullable union", `{"anyOf":[{"type":"string"},{"type":"number"}],"nullable":true}`, `string | number | null`},
 	{"type with null", `{"type":["string","null"]}`, `string | null`},
 	{"integer or null", `{"type":["integer","null"]}`, `number | null /* integer */`},
 	{"integer or number", `{"type":["integer","number"]}`, `number`},
