@@ -139,6 +139,11 @@ type Rules struct {
 	// Preset names the preset in messages ("not allowed by the secure
 	// preset"); optional.
 	Preset presets.Name
+	// CodeMode marks a Code Mode module linked into a plan body (see
+	// ValidateModule): globalThis, Proxy and Reflect, which every other
+	// plan is refused, are allowed, because the Code Mode specification
+	// gives them to every module.
+	CodeMode bool
 }
 
 // RulesForPreset returns the rules of a named preset with its default
@@ -202,6 +207,9 @@ type Checked struct {
 	// lines indexes Source; for a TypeScript plan it maps back to the
 	// script as sent.
 	lines *lineIndex
+	// module is set for a Code Mode module: Source is the plan body it
+	// was linked into (see ValidateModule).
+	module bool
 	// noRegExpLiterals is set by Validate when the walk found no regex
 	// literal. It is a negative so that a Checked built by hand reports
 	// literals, and the runtime hardens RegExp up front.
@@ -230,7 +238,15 @@ func (c *Checked) Locate(line, column int) Location {
 // TypeScript reports whether the script was TypeScript: it did not parse as
 // JavaScript, and Program was compiled from the JavaScript its types were
 // stripped to.
-func (c *Checked) TypeScript() bool { return c != nil && c.lines != nil && c.lines.origin != nil }
+func (c *Checked) TypeScript() bool { return c.transformed() && !c.module }
+
+// Module reports whether the script was a Code Mode module, and Program
+// was compiled from the plan body it was linked into (see ValidateModule).
+func (c *Checked) Module() bool { return c.transformed() && c.module }
+
+// transformed reports whether Program was compiled from JavaScript made of
+// the script (types stripped, or a module linked) rather than the script.
+func (c *Checked) transformed() bool { return c != nil && c.lines != nil && c.lines.origin != nil }
 
 // Source is the JavaScript that Program was compiled from: the script as
 // sent, or for a TypeScript plan the JavaScript made of it. Validating
@@ -250,7 +266,10 @@ func (c *Checked) Source() string {
 // limits, and the JavaScript made of it, which may be longer, is not: it is
 // validated without them, every other rule unchanged.
 func (c *Checked) SourceRules(r Rules) Rules {
-	if c.TypeScript() {
+	if c.Module() {
+		r.CodeMode = true
+	}
+	if c.transformed() {
 		r.MaxScriptBytes, r.MaxScriptLines = 0, 0
 	}
 	return r

@@ -64,6 +64,13 @@ var bannedIdentifiers = map[string]string{
 	"arguments":              hintArgs,
 }
 
+// codeModeGlobals are the always-banned identifiers a Code Mode module may
+// use (Rules.CodeMode): the Code Mode specification gives every module
+// globalThis (where it leaves its result), Proxy and Reflect. The
+// runtime's hardening of Proxy and Reflect, and the plan's own global
+// object, are then the only wall, as they are for computed names today.
+var codeModeGlobals = map[string]bool{"globalThis": true, "Proxy": true, "Reflect": true}
+
 // bannedMembers are property names a plan may not read, call or
 // destructure, by dot or by a literal key: they lead from any value to the
 // Function constructor (constructor), to the intrinsics' prototypes

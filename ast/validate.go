@@ -98,6 +98,16 @@ type validation struct {
 }
 
 func (v *validation) run() (*Checked, error) {
+	if err := v.bound(); err != nil {
+		return nil, err
+	}
+	return v.parseAndCheck()
+}
+
+// bound checks what must hold before any parser reads the script: its
+// line count, and the pre-scan's bounds on nesting and shapes a parser
+// recurses on. It also collects the lexical violations.
+func (v *validation) bound() error {
 	r := v.rules
 	var gate []Violation
 	if r.MaxScriptLines > 0 && v.lines.lines() > r.MaxScriptLines {
@@ -119,15 +129,21 @@ func (v *validation) run() (*Checked, error) {
 		loc := v.lines.at(p.off)
 		msg := fmt.Sprintf("%s (line %d, column %d); %s", p.what, loc.Line, loc.Column, p.fix)
 		if p.syntax && len(gate) == 0 {
-			return nil, &SyntaxError{Message: msg, Location: loc}
+			return &SyntaxError{Message: msg, Location: loc}
 		}
 		if !p.syntax {
 			gate = append(gate, Violation{Kind: p.kind, Message: msg, Location: loc})
 		}
 	}
 	if len(gate) > 0 || v.scan.invisibleInCode {
-		return nil, illegal(append(gate, v.lexical...), v.lexicalOmitted)
+		return illegal(append(gate, v.lexical...), v.lexicalOmitted)
 	}
+	return nil
+}
+
+// parseAndCheck parses, walks and compiles a script bound has passed.
+func (v *validation) parseAndCheck() (*Checked, error) {
+	r := v.rules
 
 	program := wrapPrefix + v.script + wrapSuffix
 	skeleton := buildSkeleton(program, v.scan.regions)

@@ -30,6 +30,7 @@ type ruleSet struct {
 	regex      presets.RegexMode
 	maxNesting int
 	preset     string
+	codeMode   bool // Rules.CodeMode: codeModeGlobals are allowed
 }
 
 func newRuleSet(r Rules) *ruleSet {
@@ -39,6 +40,7 @@ func newRuleSet(r Rules) *ruleSet {
 		regex:      r.Regex,
 		maxNesting: r.MaxNestingDepth,
 		preset:     string(r.Preset),
+		codeMode:   r.CodeMode,
 	}
 	if rs.maxNesting <= 0 {
 		rs.maxNesting = defaultMaxNesting
@@ -130,6 +132,9 @@ func (w *walker) ident(name string, idx file.Idx) {
 		return
 	}
 	hint, ok := bannedIdentifiers[name]
+	if ok && w.rules.codeMode && codeModeGlobals[name] {
+		ok = false
+	}
 	if !ok {
 		hint, ok = w.rules.banned[name]
 	}

@@ -465,3 +465,27 @@ func sortedUpstreams(m map[string]*upstream) []*upstream {
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
 }
+
+// ErrUnknownServer is Ensure's error for an id no enabled upstream has.
+var ErrUnknownServer = errors.New("no upstream has this id")
+
+// Ensure makes the upstream with this id available: it starts the
+// upstreams if nothing has started them yet (the lazy mode's first
+// request), then starts this one if it is idle. It returns why the
+// upstream is not available: ErrUnknownServer, or its last failure (with
+// secrets removed), in which case it is restarted in the background as
+// usual. It implements middleware's Servers, for codemode.run's
+// requestedCapabilities.
+func (g *Gateway) Ensure(ctx context.Context, id string) error {
+	g.waitStarted(ctx)
+	g.mu.Lock()
+	u, ok := g.ups[id]
+	g.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%q: %w", id, ErrUnknownServer)
+	}
+	if _, _, err := u.client(ctx); err != nil {
+		return err
+	}
+	return nil
+}

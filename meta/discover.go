@@ -17,6 +17,9 @@ import (
 // gate's access rules and the plan's allowedTools), so whatever it finds
 // it can use, and a tool it may not call is never confirmed to exist.
 func (p *planHost) Discover(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
+	if p.codeMode != nil {
+		return p.discoverCodeMode(ctx, op, args)
+	}
 	offered := func(ctx context.Context, name string) (*catalog.Tool, bool) {
 		t, err := p.st.Gate.Access(ctx, p.st.Catalog, policy.Call{Tool: name, Via: policy.ViaExecute, Allowed: p.allowed})
 		return t, err == nil

@@ -85,7 +85,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	defer release()
 	scriptSHA := sha256Hex(in.Script)
 	if state := req.Params.RequestState; state != "" {
-		return h.resume(ctx, st, req, state, scriptSHA), nil
+		return h.resume(ctx, st, req, state, scriptSHA, executeArgs.invalid), nil
 	}
 	limits := st.Config.VM
 	runID := newRunID()
@@ -169,7 +169,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) (*mcp.CallToolResult, vm.Status) {
 	select {
 	case res := <-pr.done:
-		return h.finish(ctx, st, pr, res), res.Status
+		return pr.finisher(h)(ctx, st, pr, res), res.Status
 	case ask := <-pr.asks:
 		token, prompt := st.Approvals.Begin(ask.req)
 		pr.current = ask
@@ -182,7 +182,7 @@ func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) (*mcp.Ca
 	case <-ctx.Done():
 		pr.cancel()
 		res := <-pr.done
-		return h.finish(ctx, st, pr, res), res.Status
+		return pr.finisher(h)(ctx, st, pr, res), res.Status
 	}
 }
 
@@ -248,16 +248,17 @@ const statusInputRequired vm.Status = "input_required"
 
 // resume delivers a 2026-07-28 client's answer to the plan paused under
 // state and waits for what the plan does next.
-func (h *handlers) resume(ctx context.Context, st *State, req mcp.CallToolRequest, state, scriptSHA string) *mcp.CallToolResult {
+func (h *handlers) resume(ctx context.Context, st *State, req mcp.CallToolRequest, state, scriptSHA string,
+	invalid func(field, msg string) *mcp.CallToolResult) *mcp.CallToolResult {
 	pr := st.Paused.take(state)
 	switch {
 	case pr == nil:
-		return executeArgs.invalid("requestState", "no plan is waiting for this answer: the approval expired or was already answered; run the plan again without requestState")
+		return invalid("requestState", "no plan is waiting for this answer: the approval expired or was already answered; run the plan again without requestState")
 	case pr.session != SessionID(ctx) || pr.scriptSHA != scriptSHA:
 		// Not the client, or not the plan, the prompt was for: the plan
 		// keeps waiting for the right answer.
 		st.Paused.put(state, pr)
-		return executeArgs.invalid("requestState", "this answer belongs to another session or another script; resend the same script with the requestState you were given")
+		return invalid("requestState", "this answer belongs to another session or another script; resend the same script with the requestState you were given")
 	}
 	outcome, answered := st.Approvals.Resume(state, req.Params.InputResponses, pr.current.req)
 	if !answered {
@@ -333,6 +334,9 @@ type planHost struct {
 	secrets     *runSecrets
 	asker       policy.Asker
 	approval    *runApproval
+	// codeMode is set for a codemode.run script: results are unwrapped by
+	// the Code Mode rules and discovery speaks the Code Mode operations.
+	codeMode *Modules
 }
 
 // CallTool implements vm.Host.
@@ -348,9 +352,16 @@ func (p *planHost) CallTool(ctx context.Context, name string, input map[string]a
 	})
 	p.endEvent(ev, err)
 	if err != nil {
+		if p.codeMode != nil {
+			p.explainMismatch(name, err)
+		}
 		return nil, err
 	}
-	raw, err := Unwrap(res)
+	unwrap := Unwrap
+	if p.codeMode != nil {
+		unwrap = UnwrapCodeMode
+	}
+	raw, err := unwrap(res)
 	if err != nil {
 		return nil, &toolerr.Error{Code: toolerr.Execution, Tool: name, Message: err.Error()}
 	}

@@ -58,6 +58,12 @@ type State struct {
 	// a sandboxed runner when the config asks for process isolation and the
 	// platform provides it.
 	Runner Runner
+	// CodeMode is the catalog's Code Mode modules, when the config offers
+	// the Code Mode surface (NewModules); nil otherwise.
+	CodeMode *Modules
+	// Servers makes codemode.run's requestedCapabilities available (the
+	// gateway's upstreams); nil when the catalog has no servers to start.
+	Servers Servers
 }
 
 // Env is what the meta-tools need from the composition root.
@@ -71,24 +77,27 @@ type Env interface {
 	Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error)
 }
 
-// Names are the meta-tools' names under a config's prefix.
+// Names are the meta-tools' names: the CodeCall surface's under a
+// config's prefix, and the Code Mode surface's codemode.run.
 type Names struct {
 	Search, Describe, Execute, Invoke string
+	// Run is codemode.run, whatever the prefix.
+	Run string
 }
 
 // NamesFor returns the meta-tool names a config gives.
 func NamesFor(cfg *presets.Config) Names {
 	p := cfg.MetaTools.Prefix
-	return Names{Search: p + "search", Describe: p + "describe", Execute: p + "execute", Invoke: p + "invoke"}
+	return Names{Search: p + "search", Describe: p + "describe", Execute: p + "execute", Invoke: p + "invoke", Run: presets.CodeModeRun}
 }
 
-// All returns every meta-tool name, registered or not, so that none can be
-// reached as an ordinary tool.
-func (n Names) All() []string { return []string{n.Search, n.Describe, n.Execute, n.Invoke} }
+// All returns every meta-tool name, registered or not and whichever
+// surfaces are offered, so that none can be reached as an ordinary tool.
+func (n Names) All() []string { return []string{n.Search, n.Describe, n.Execute, n.Invoke, n.Run} }
 
 // Has reports whether name is one of the meta-tools.
 func (n Names) Has(name string) bool {
-	return name == n.Search || name == n.Describe || name == n.Execute || name == n.Invoke
+	return name == n.Search || name == n.Describe || name == n.Execute || name == n.Invoke || name == n.Run
 }
 
 // Warning is an advisory note in a meta-tool's result.

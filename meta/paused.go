@@ -1,8 +1,11 @@
 package meta
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/render"
@@ -42,6 +45,20 @@ type pausedRun struct {
 	secrets   *runSecrets       // secrets the plan received from its tools
 	approval  *runApproval      // how the run's approvals went
 	format    render.Format     // the text block's format, output.format
+	// finish, when set, renders the run's end instead of
+	// handlers.finish (codemode.run's answer).
+	finish finishFunc
+}
+
+// finishFunc audits a run's end and renders its answer.
+type finishFunc func(ctx context.Context, st *State, pr *pausedRun, res *vm.Result) *mcp.CallToolResult
+
+// finisher returns how the run's end is rendered.
+func (pr *pausedRun) finisher(h *handlers) finishFunc {
+	if pr.finish != nil {
+		return pr.finish
+	}
+	return h.finish
 }
 
 // approvalAsk is one callTool waiting for a person's answer.

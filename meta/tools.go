@@ -30,13 +30,18 @@ type handlers struct {
 func Tools(cfg *presets.Config, env Env) []server.ServerTool {
 	h := &handlers{env: env}
 	n := NamesFor(cfg)
-	tools := []server.ServerTool{
-		{Tool: newTool(n.Search, "Search tools", acceptAnything, true), Handler: h.search},
-		{Tool: newTool(n.Describe, "Describe tools", acceptAnything, true), Handler: h.describe},
-		{Tool: newTool(n.Execute, "Execute a plan", acceptAnything, false), Handler: h.execute},
+	var tools []server.ServerTool
+	if cfg.Offers(presets.SurfaceCodeCall) {
+		tools = append(tools,
+			server.ServerTool{Tool: newTool(n.Search, "Search tools", acceptAnything, true), Handler: h.search},
+			server.ServerTool{Tool: newTool(n.Describe, "Describe tools", acceptAnything, true), Handler: h.describe},
+			server.ServerTool{Tool: newTool(n.Execute, "Execute a plan", acceptAnything, false), Handler: h.execute})
+		if cfg.DirectCalls.Enabled {
+			tools = append(tools, server.ServerTool{Tool: newTool(n.Invoke, "Invoke a tool", acceptAnything, false), Handler: h.invoke})
+		}
 	}
-	if cfg.DirectCalls.Enabled {
-		tools = append(tools, server.ServerTool{Tool: newTool(n.Invoke, "Invoke a tool", acceptAnything, false), Handler: h.invoke})
+	if cfg.Offers(presets.SurfaceCodeMode) {
+		tools = append(tools, server.ServerTool{Tool: newTool(n.Run, "Run code", acceptAnything, false), Handler: h.run})
 	}
 	return tools
 }
@@ -50,18 +55,22 @@ var acceptAnything = json.RawMessage(`{}`)
 // whenever the catalog or the config changes.
 func Listed(st *State) map[string]mcp.Tool {
 	n := NamesFor(st.Config)
-	d := descriptions(st)
-	out := map[string]mcp.Tool{
-		n.Search:   newTool(n.Search, "Search tools", searchSchema(st.Config), true),
-		n.Describe: newTool(n.Describe, "Describe tools", describeSchema, true),
-		n.Execute:  newTool(n.Execute, "Execute a plan", executeSchema, false),
+	out := map[string]mcp.Tool{}
+	if st.Config.Offers(presets.SurfaceCodeCall) {
+		d := descriptions(st)
+		out[n.Search] = newTool(n.Search, "Search tools", searchSchema(st.Config), true)
+		out[n.Describe] = newTool(n.Describe, "Describe tools", describeSchema, true)
+		out[n.Execute] = newTool(n.Execute, "Execute a plan", executeSchema, false)
+		if st.Config.DirectCalls.Enabled {
+			out[n.Invoke] = newTool(n.Invoke, "Invoke a tool", invokeSchema, false)
+		}
+		for name, t := range out {
+			t.Description = d[name]
+			out[name] = t
+		}
 	}
-	if st.Config.DirectCalls.Enabled {
-		out[n.Invoke] = newTool(n.Invoke, "Invoke a tool", invokeSchema, false)
-	}
-	for name, t := range out {
-		t.Description = d[name]
-		out[name] = t
+	if st.Config.Offers(presets.SurfaceCodeMode) {
+		out[n.Run] = codeModeTool(st)
 	}
 	return out
 }
@@ -137,6 +146,17 @@ func executeDescription(st *State) string {
 // example input, then one with exactly one required field (the example
 // shows an argument without growing long), then the shortest name.
 func examplePlan(st *State) string {
+	best := exampleTool(st)
+	if best == nil {
+		return "const r = await callTool('app.tool_name', {field: 'value'}); return r;"
+	}
+	return fmt.Sprintf("const r = await callTool(%s, %s); return r;", jsString(best.Name), exampleInput(best))
+}
+
+// exampleTool is the tool the examples call: a read-only tool that needs
+// no approval, preferring one with an example input, then one with exactly
+// one required field, then the shortest name; nil in an empty catalog.
+func exampleTool(st *State) *catalog.Tool {
 	var best *catalog.Tool
 	bestScore := -1
 	for _, t := range st.Catalog.Enabled() {
@@ -158,10 +178,7 @@ func examplePlan(st *State) string {
 			best, bestScore = t, score
 		}
 	}
-	if best == nil {
-		return "const r = await callTool('app.tool_name', {field: 'value'}); return r;"
-	}
-	return fmt.Sprintf("const r = await callTool(%s, %s); return r;", jsString(best.Name), exampleInput(best))
+	return best
 }
 
 func requiredFields(t *catalog.Tool) []string {
@@ -176,35 +193,7 @@ func requiredFields(t *catalog.Tool) []string {
 // tool's first example when it has one, else its required fields with a
 // value of the right type.
 func exampleInput(t *catalog.Tool) string {
-	var in map[string]any
-	if len(t.Examples) > 0 && len(t.Examples[0].Input) > 0 {
-		in = t.Examples[0].Input
-	} else {
-		var schema struct {
-			Properties map[string]struct {
-				Type     any   `json:"type"`
-				Enum     []any `json:"enum"`
-				Examples []any `json:"examples"`
-				Default  any   `json:"default"`
-			} `json:"properties"`
-			Required []string `json:"required"`
-		}
-		_ = json.Unmarshal(t.InputSchema, &schema)
-		in = map[string]any{}
-		for _, f := range schema.Required {
-			p := schema.Properties[f]
-			switch {
-			case len(p.Examples) > 0:
-				in[f] = p.Examples[0]
-			case len(p.Enum) > 0:
-				in[f] = p.Enum[0]
-			case p.Default != nil:
-				in[f] = p.Default
-			default:
-				in[f] = zeroOf(p.Type)
-			}
-		}
-	}
+	in := exampleValues(t)
 	keys := make([]string, 0, len(in))
 	for k := range in {
 		keys = append(keys, k)
@@ -223,6 +212,39 @@ func exampleInput(t *catalog.Tool) string {
 		parts = append(parts, key+": "+jsValue(v))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// exampleValues is an input for a tool: its first example when it has
+// one, else its required fields with a value of the right type.
+func exampleValues(t *catalog.Tool) map[string]any {
+	if len(t.Examples) > 0 && len(t.Examples[0].Input) > 0 {
+		return t.Examples[0].Input
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Type     any   `json:"type"`
+			Enum     []any `json:"enum"`
+			Examples []any `json:"examples"`
+			Default  any   `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(t.InputSchema, &schema)
+	in := map[string]any{}
+	for _, f := range schema.Required {
+		p := schema.Properties[f]
+		switch {
+		case len(p.Examples) > 0:
+			in[f] = p.Examples[0]
+		case len(p.Enum) > 0:
+			in[f] = p.Enum[0]
+		case p.Default != nil:
+			in[f] = p.Default
+		default:
+			in[f] = zeroOf(p.Type)
+		}
+	}
+	return in
 }
 
 func zeroOf(typ any) any {

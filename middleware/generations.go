@@ -95,7 +95,10 @@ type generations struct {
 	cfgChanged bool // cfg differs from the config of the generation in force
 	version    uint64
 	metaNames  []string // the meta-tools registered on srv
-	closed     bool
+	// codeModeFeatures is set once the Code Mode prompt and resource
+	// template are registered on srv.
+	codeModeFeatures bool
+	closed           bool
 }
 
 // newGenerations returns the owner of the catalog snapshots, with none in
@@ -248,6 +251,14 @@ func (gs *generations) syncMetaToolsLocked(cfg *presets.Config) {
 	wantNames := make([]string, len(want))
 	for i, t := range want {
 		wantNames[i] = t.Tool.Name
+	}
+	if cfg.Offers(presets.SurfaceCodeMode) && !gs.codeModeFeatures {
+		// Registered once and kept: mcp-go cannot remove a resource
+		// template, and their handlers answer from the current state.
+		prompt, tmpl := meta.CodeModeFeatures(gs.env)
+		gs.srv.AddPrompts(prompt)
+		gs.srv.AddResourceTemplates(tmpl)
+		gs.codeModeFeatures = true
 	}
 	if slices.Equal(wantNames, gs.metaNames) {
 		return

@@ -177,6 +177,10 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 		auditKey: auditKey,
 		index:    idx,
 	}
+	if cfg.Offers(presets.SurfaceCodeMode) {
+		g.state.CodeMode = meta.NewModules(&g.state)
+		g.state.Servers = c.opts.servers
+	}
 	g.metaTools = meta.Listed(&g.state)
 	return g, nil
 }
@@ -204,6 +208,9 @@ func (c *CodeCall) auditLogger(old *generation, cfg presets.Config, r *redact.Re
 // once, the rest through a rebuild. The reloader calls it with the
 // config's policy already loaded.
 func (c *CodeCall) reconfigure(cfg presets.Config) error {
+	if len(c.opts.surfaces) > 0 {
+		cfg.Surfaces = c.opts.surfaces
+	}
 	c.approvals.Configure(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust)
 	return c.gens.reconfigure(cfg)
 }
@@ -223,9 +230,11 @@ func initialConfig(o options) (presets.Config, error) {
 		if cfg, err = presets.Load(o.configFile); err != nil {
 			return cfg, fmt.Errorf("codecall: %w", err)
 		}
-		return cfg, nil
 	default:
 		cfg = presets.Default()
+	}
+	if len(o.surfaces) > 0 {
+		cfg.Surfaces = o.surfaces
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("codecall: invalid configuration: %w", err)
@@ -286,16 +295,5 @@ func (c *CodeCall) acquire() *generation {
 // that only mcp.NewTool filled in are not the author's word (see
 // catalog.Annotations.Defaulted), so the declaration does not repeat them.
 func declare(t *catalog.Tool) string {
-	f := typescript.Function{
-		Name: t.Name, Title: t.Title, Description: t.Description,
-		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		RequiresApproval: t.RequiresApproval,
-	}
-	if a := t.Annotations; !a.Defaulted {
-		f.Effects = typescript.Effects{
-			ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint,
-			Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint,
-		}
-	}
-	return typescript.Declare(f)
+	return typescript.Declare(meta.TypeScriptFunction(t))
 }

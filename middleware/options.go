@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
 )
@@ -45,6 +46,8 @@ type options struct {
 	meter        metric.MeterProvider
 	auditHandler slog.Handler
 	sandbox      []sandbox.Option
+	servers      meta.Servers
+	surfaces     []presets.Surface
 }
 
 // newOptions applies opts in order, then fills in the defaults of the
@@ -135,6 +138,21 @@ func WithDefaultAppID(id string) Option {
 // the options come in.
 func WithoutReload() Option {
 	return func(o *options) { o.noReload = true }
+}
+
+// WithServers gives codemode.run's requestedCapabilities the servers
+// behind the catalog, so that a requested server is started (or found
+// unavailable and reported) before the script runs. The gateway
+// (gateway.Gateway) is one; a server wrapped on its own needs none.
+func WithServers(s meta.Servers) Option {
+	return func(o *options) { o.servers = s }
+}
+
+// WithSurfaces sets the agent-facing surfaces, in place of the config's
+// surfaces (presets.SurfaceCodeCall, presets.SurfaceCodeMode), across
+// reloads of the config file too; codecall serve --surface uses it.
+func WithSurfaces(s ...presets.Surface) Option {
+	return func(o *options) { o.surfaces = s }
 }
 
 // WithSandboxOptions adds options to the pool of sandboxed worker processes

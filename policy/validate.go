@@ -33,13 +33,14 @@ func (g *Gate) validate(t *catalog.Tool, c Call) error {
 	if in.schema == nil {
 		return nil
 	}
-	why := explain(in.schema, c.Args)
+	why, mismatch := explain(in.schema, c.Args)
 	if why == "" {
 		return nil
 	}
 	return &toolerr.Error{Code: toolerr.Validation, Tool: c.Tool,
-		Message: "input does not match the tool's input schema: " + why,
-		Hint:    "read the tool's inputSchema (codecall.describe) and send the input it asks for"}
+		Message:  "input does not match the tool's input schema: " + why,
+		Hint:     "read the tool's inputSchema (codecall.describe) and send the input it asks for",
+		Mismatch: mismatch}
 }
 
 func compileInputSchema(raw json.RawMessage) *jsonschema.Schema {
@@ -63,8 +64,20 @@ func compileInputSchema(raw json.RawMessage) *jsonschema.Schema {
 }
 
 // explain validates args and describes what is wrong in plain words, one
-// clause per problem ("missing property 'start'"), "" when args are valid.
-func explain(s *jsonschema.Schema, args map[string]any) string {
+// clause per problem ("missing property 'start'"), "" when args are valid,
+// and locates the first problem.
+func explain(s *jsonschema.Schema, args map[string]any) (string, *toolerr.Mismatch) {
+	why, verr, inst := validateArgs(s, args)
+	if verr == nil {
+		return why, nil
+	}
+	return why, locate(verr, inst)
+}
+
+// validateArgs validates args; it returns the description of a failure
+// and, when the validator reported one, its error and the instance it
+// validated.
+func validateArgs(s *jsonschema.Schema, args map[string]any) (string, *jsonschema.ValidationError, any) {
 	var inst any = args
 	if args == nil {
 		inst = map[string]any{}
@@ -76,18 +89,18 @@ func explain(s *jsonschema.Schema, args map[string]any) string {
 		// validate its JSON form instead.
 		raw, merr := json.Marshal(inst)
 		if merr != nil {
-			return "the input cannot be encoded as JSON"
+			return "the input cannot be encoded as JSON", nil, nil
 		}
 		if inst, merr = jsonschema.UnmarshalJSON(bytes.NewReader(raw)); merr != nil {
-			return "the input cannot be read as JSON"
+			return "the input cannot be read as JSON", nil, nil
 		}
 		err = s.Validate(inst)
 		if err != nil && !errors.As(err, &verr) {
-			return "the input cannot be checked against the schema"
+			return "the input cannot be checked against the schema", nil, nil
 		}
 	}
 	if verr == nil {
-		return ""
+		return "", nil, nil
 	}
 	var msgs []string
 	for _, line := range strings.Split(verr.Error(), "\n")[1:] {
@@ -97,7 +110,7 @@ func explain(s *jsonschema.Schema, args map[string]any) string {
 		}
 	}
 	if len(msgs) == 0 {
-		return verr.Error()
+		return verr.Error(), verr, inst
 	}
-	return strings.Join(msgs, "; ")
+	return strings.Join(msgs, "; "), verr, inst
 }

@@ -330,6 +330,11 @@ type Config struct {
 	Mode Mode `koanf:"mode" json:"mode"`
 	// Preset names the preset whose limits fill VM before overrides.
 	Preset Name `koanf:"preset" json:"preset"`
+	// Surfaces are the agent-facing contracts tools/list offers:
+	// SurfaceCodeCall (codecall.search, describe, execute and invoke) and
+	// SurfaceCodeMode (codemode.run, the Code Mode contract), one or both
+	// (default [codecall]).
+	Surfaces []Surface `koanf:"surfaces" json:"surfaces"`
 	// MetaTools names the meta-tools.
 	MetaTools MetaToolsConfig `koanf:"metaTools" json:"metaTools"`
 	// Search tunes codecall.search.
@@ -413,6 +418,29 @@ type ApprovalConfig struct {
 // DefaultPolicyQuery is the rule queried when policy.query is not set.
 const DefaultPolicyQuery = "data.codecall.decision"
 
+// Surface is an agent-facing contract a server offers.
+type Surface string
+
+// The surfaces.
+const (
+	// SurfaceCodeCall is the CodeCall contract: codecall.search,
+	// codecall.describe, codecall.execute and codecall.invoke.
+	SurfaceCodeCall Surface = "codecall"
+	// SurfaceCodeMode is the Code Mode contract: one tool, codemode.run,
+	// whose scripts are ES modules importing @codemode/* modules.
+	SurfaceCodeMode Surface = "codemode"
+)
+
+// Surfaces lists the surfaces a config may name.
+var Surfaces = []Surface{SurfaceCodeCall, SurfaceCodeMode}
+
+// Offers reports whether the config offers surface s.
+func (c Config) Offers(s Surface) bool { return slices.Contains(c.Surfaces, s) }
+
+// CodeModeRun is the name of the Code Mode surface's one tool. The Code
+// Mode contract fixes it, so metaTools.prefix does not apply.
+const CodeModeRun = "codemode.run"
+
 // The meta-tools' short names; Config.MetaToolName puts the prefix before
 // them.
 const (
@@ -435,6 +463,7 @@ func Default() Config {
 	limits, _ := LimitsFor(Secure)
 	return Config{
 		Mode:        ModeCodeCallOnly,
+		Surfaces:    []Surface{SurfaceCodeCall},
 		Preset:      Secure,
 		MetaTools:   MetaToolsConfig{Prefix: "codecall."},
 		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.35},

@@ -37,6 +37,19 @@ func (c Config) issues() []issue {
 	if _, ok := LimitsFor(c.Preset); !ok {
 		add(root.field("preset"), "unknown preset %q; allowed: %s", c.Preset, list(Names))
 	}
+	switch {
+	case len(c.Surfaces) == 0:
+		add(root.field("surfaces"), "must name at least one surface; allowed: %s", list(Surfaces))
+	default:
+		for i, s := range c.Surfaces {
+			switch {
+			case !slices.Contains(Surfaces, s):
+				add(root.field("surfaces").index(i), "unknown surface %q; allowed: %s", s, list(Surfaces))
+			case slices.Index(c.Surfaces, s) < i:
+				add(root.field("surfaces").index(i), "%q is listed twice", s)
+			}
+		}
+	}
 	if msg := checkPrefix(c.MetaTools.Prefix); msg != "" {
 		add(root.field("metaTools").field("prefix"), "%s", msg)
 	}

@@ -28,7 +28,7 @@ func TestParseErrors(t *testing.T) {
 		{"top-level scalar", "hello\n", 1, "", `got the value "hello"`},
 
 		// Unknown keys.
-		{"unknown top-level key", "mode: codecall_only\ncolour: red\n", 2, "colour", "unknown key; allowed keys: mode, preset, metaTools, search, describe, include, exclude, tools, directCalls, audit, redaction, vm"},
+		{"unknown top-level key", "mode: codecall_only\ncolour: red\n", 2, "colour", "unknown key; allowed keys: mode, preset, surfaces, metaTools, search, describe, include, exclude, tools, directCalls, audit, redaction, vm"},
 		{"wrong case", "Mode: codecall_only\n", 1, "Mode", `did you mean "mode"?`},
 		{"unknown vm key", "vm:\n  timout: 1s\n", 2, "vm.timout", "unknown key; allowed keys: timeout, maxToolCalls, maxTimers, maxConcurrency"},
 		{"unknown tools entry key", "tools:\n  \"billing.*\":\n    appID: billing\n", 3, `tools["billing.*"].appID`, `allowed keys: visibleInListTools, enabledInCodeCall, appId, tags, source, examples, requiresApproval (did you mean "appId"?)`},
@@ -190,7 +190,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"default", func(*Config) {}, nil},
 		{"zero config", func(c *Config) { *c = Config{} }, []string{
-			"mode", "preset", "search.topK", "search.maxTopK", "describe.maxDefinitions",
+			"mode", "preset", "surfaces", "search.topK", "search.maxTopK", "describe.maxDefinitions",
 			"vm.timeout", "vm.maxToolCalls", "vm.maxTimers", "vm.maxConcurrency", "vm.regex",
 			"vm.maxLogBytes", "vm.maxResultBytes", "vm.memoryBytes", "vm.maxScriptBytes", "vm.maxScriptLines", "vm.maxNestingDepth", "vm.maxStackDepth", "vm.isolation",
 			"policy.query", "approval.timeout", "sandbox.poolSize", "sandbox.queueTimeout", "transport.maxRequestBytes",

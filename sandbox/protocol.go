@@ -9,6 +9,7 @@ import (
 
 	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -64,6 +65,8 @@ type message struct {
 	Reason string          `json:"reason,omitempty"` // a policy's reason for a denial
 	Hint   string          `json:"hint,omitempty"`   // what to do next
 	Retry  bool            `json:"retry,omitempty"`  // the call may succeed if made again
+	// Mismatch locates a validation failure (toolerr.Error.Mismatch).
+	Mismatch *toolerr.Mismatch `json:"mismatch,omitempty"`
 
 	// result
 	Result *vm.Result `json:"result,omitempty"`
@@ -85,6 +88,8 @@ type runRequest struct {
 type runOptions struct {
 	RunID  string         `json:"runId"`
 	Limits presets.Limits `json:"limits"`
+	// CodeMode makes the run a Code Mode run (vm.Options.CodeMode).
+	CodeMode *vm.CodeMode `json:"codeMode,omitempty"`
 }
 
 // writeFrame writes one message as a frame. JSON documents (results, tool

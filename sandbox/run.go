@@ -193,7 +193,7 @@ func (s *session) handle(ctx, callCtx context.Context, m *message) (res *vm.Resu
 	case msgDiscover:
 		var bad error
 		switch {
-		case m.Name != vm.DiscoverSearch && m.Name != vm.DiscoverDescribe:
+		case !vm.IsDiscoverOp(m.Name):
 			bad = errors.New("an unknown discovery operation")
 		case len(m.Input) > s.bounds.DiscoverArgsBytes:
 			bad = fmt.Errorf("discovery arguments of %d bytes", len(m.Input))
@@ -367,6 +367,7 @@ func failReply(reply *message, err error) {
 	switch te := toolerr.As(err); {
 	case te != nil:
 		reply.Code, reply.Error, reply.Reason, reply.Hint, reply.Retry = string(te.Code), te.Message, te.Reason, te.Hint, te.Retryable
+		reply.Mismatch = te.Mismatch
 	case errors.Is(err, context.DeadlineExceeded):
 		reply.Code = codeDeadline
 	case errors.Is(err, context.Canceled):

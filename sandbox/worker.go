@@ -107,7 +107,7 @@ func (idleHost) Notify(context.Context, string, json.RawMessage)      {}
 
 // runPlan validates and runs the plan of one request.
 func runPlan(ctx context.Context, req *runRequest, host vm.Host) *vm.Result {
-	opts := vm.Options{RunID: req.Options.RunID, Limits: req.Options.Limits, Context: req.Context}
+	opts := vm.Options{RunID: req.Options.RunID, Limits: req.Options.Limits, Context: req.Context, CodeMode: req.Options.CodeMode}
 	checked, err := ast.Validate(req.Script, req.Rules)
 	if err != nil {
 		// The server validated the same script with the same rules before
@@ -242,7 +242,8 @@ func replyError(name string, m *message) error {
 	case "":
 		return errors.New(m.Error)
 	}
-	return &toolerr.Error{Code: toolerr.Code(m.Code), Tool: name, Message: m.Error, Reason: m.Reason, Hint: m.Hint, Retryable: m.Retry}
+	return &toolerr.Error{Code: toolerr.Code(m.Code), Tool: name, Message: m.Error, Reason: m.Reason, Hint: m.Hint, Retryable: m.Retry,
+		Mismatch: m.Mismatch}
 }
 
 // GetTool implements vm.Host.

@@ -10,6 +10,7 @@
 package toolerr
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -44,6 +45,12 @@ const (
 	SelfReference Code = "SELF_REFERENCE"
 	// Cancelled: the caller cancelled the call.
 	Cancelled Code = "CANCELLED"
+	// Unauthenticated: the tool's server refused the call for missing or
+	// invalid credentials.
+	Unauthenticated Code = "UNAUTHENTICATED"
+	// ServerNotFound: a Code Mode discovery request named a server that is
+	// not connected (or not offered).
+	ServerNotFound Code = "SERVER_NOT_FOUND"
 )
 
 // Error is a refused or failed tool call.
@@ -62,6 +69,26 @@ type Error struct {
 	// Retryable is true only when the same call may succeed if made again
 	// unchanged (a transient cause such as a timeout).
 	Retryable bool
+	// Mismatch says where an input failed its schema, for a Validation
+	// error the gate raised; nil otherwise.
+	Mismatch *Mismatch
+}
+
+// Mismatch locates an input's failure to match its tool's input schema,
+// for a caller that shows it field by field (Code Mode's
+// SchemaValidationError).
+type Mismatch struct {
+	// Pointer is the JSON Pointer of the failing value in the input, ""
+	// for the input itself.
+	Pointer string `json:"pointer"`
+	// Expected and Received say what the schema asked for and what the
+	// input holds there, in a few words ("string", "integer >= 1",
+	// "a missing property").
+	Expected string `json:"expected,omitempty"`
+	Received string `json:"received,omitempty"`
+	// Example is a small input that matches the schema: one of the tool's
+	// examples, or one made from the schema's required properties.
+	Example json.RawMessage `json:"example,omitempty"`
 }
 
 // Error returns the code and the message, "CODE: message".
@@ -119,6 +146,10 @@ func HintFor(c Code) string {
 		return "Meta-tools cannot be called from a plan; call the tools they find."
 	case Cancelled:
 		return "The caller cancelled the call."
+	case Unauthenticated:
+		return "The tool's server refused the credentials; tell the user, since a plan cannot fix them."
+	case ServerNotFound:
+		return "Server ids are exact: list the connected servers with listServers()."
 	}
 	return ""
 }

@@ -175,12 +175,19 @@ type Options struct {
 	// it (meta.InProcess does); a worker process that exits after its run
 	// has no use for it.
 	ReturnMemory bool
+	// CodeMode, when set, makes the run a Code Mode run: the plan is a
+	// module linked by ast.ValidateModule, its imports are these modules,
+	// and its result is what it leaves in ResultGlobal (see CodeMode).
+	CodeMode *CodeMode
 }
 
 // LogEntry is one captured console or mcpLog line.
 type LogEntry struct {
 	Level   string `json:"level"`
 	Message string `json:"message"`
+	// TimeMs is when the line was logged, in milliseconds since the run
+	// started.
+	TimeMs int64 `json:"timeMs"`
 }
 
 // TraceEntry is one tool call of a run; it never holds inputs or outputs.

@@ -168,7 +168,7 @@ func (b Bounds) CheckResult(res *Result) error {
 func (b Bounds) checkLogs(logs []LogEntry) error {
 	if n := len(logs); n > 0 {
 		last := logs[n-1]
-		if last.Level == "warn" && strings.HasPrefix(last.Message, "logs truncated after ") && len(last.Message) < 64 {
+		if last.Level == "warn" && strings.HasPrefix(last.Message, "logs truncated after ") && len(last.Message) < 128 {
 			logs = logs[:n-1]
 		}
 	}

@@ -194,6 +194,9 @@ func (r *run) consoleMethod(level string) nativeFunc {
 				break
 			}
 		}
+		if r.cm != nil && level == "info" {
+			level = "log" // Code Mode's levels are debug, log, warn and error
+		}
 		_, _ = r.log(level, b.String())
 		return goja.Undefined()
 	}
@@ -220,6 +223,9 @@ func (r *run) formatLogArg(v goja.Value) string {
 		out = string(r.encodeJSON(o, encodeOptions{what: "console argument", keep: r.logs.remaining() + 1}))
 	})
 	if err != nil {
+		if r.cm != nil {
+			return "[Unserializable Object]"
+		}
 		return "[object]"
 	}
 	return out

@@ -32,7 +32,7 @@ func (r *run) export(v goja.Value) {
 	switch {
 	case !defined:
 		r.outcome = &outcome{status: StatusOK, result: json.RawMessage("null")}
-		if v == nil || goja.IsUndefined(v) {
+		if (v == nil || goja.IsUndefined(v)) && r.cm == nil {
 			r.warn(WarningNoResult, "the plan returned undefined, so the result is null: end the plan with return and the value you need, e.g. return {total, items}")
 		}
 	case e.stopped:

@@ -33,6 +33,10 @@ func (r *run) setup() {
 	r.lockCodeGeneration()
 	r.installGuards()
 	r.installRegex()
+	if r.opts.CodeMode != nil {
+		r.installCodeMode()
+		return
+	}
 	r.installBridge()
 }
 

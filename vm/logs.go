@@ -2,6 +2,7 @@ package vm
 
 import (
 	"fmt"
+	"time"
 )
 
 // logBook holds the run's captured logs within the log budget. Once the
@@ -46,21 +47,24 @@ func (r *run) log(level, message string) (string, bool) {
 	n := int64(len(message)) + overhead
 	if n <= b.remaining() {
 		b.used += n
-		b.entries = append(b.entries, LogEntry{Level: level, Message: message})
+		b.entries = append(b.entries, LogEntry{Level: level, Message: message, TimeMs: r.sinceStart()})
 		return message, true
 	}
 	cut := ""
 	if rest := b.remaining() - overhead; rest > 0 {
 		cut = truncateUTF8(message, int(rest))
-		b.entries = append(b.entries, LogEntry{Level: level, Message: cut})
+		b.entries = append(b.entries, LogEntry{Level: level, Message: cut, TimeMs: r.sinceStart()})
 		b.used += int64(len(cut)) + overhead
 	}
 	r.logsFull()
 	return cut, cut != ""
 }
 
+// sinceStart is the time since the run started, in whole milliseconds.
+func (r *run) sinceStart() int64 { return time.Since(r.start).Milliseconds() }
+
 // entryOverhead is the JSON framing of one log entry, level excluded.
-const entryOverhead = int64(len(`{"level":"","message":""},`))
+const entryOverhead = int64(len(`{"level":"","message":"","timeMs":0000000},`))
 
 // logsFull closes the log with its final warning entry.
 func (r *run) logsFull() {
@@ -69,9 +73,9 @@ func (r *run) logsFull() {
 		return
 	}
 	b.full = true
-	msg := fmt.Sprintf("logs truncated after %d bytes", b.used)
-	b.entries = append(b.entries, LogEntry{Level: "warn", Message: msg})
-	r.warn(WarningLogsTruncated, msg+" (this preset's maxLogBytes is "+fmt.Sprint(b.limit)+")")
+	msg := fmt.Sprintf("logs truncated after %d bytes (the limit maxLogBytes is %d)", b.used, b.limit)
+	b.entries = append(b.entries, LogEntry{Level: "warn", Message: msg, TimeMs: r.sinceStart()})
+	r.warn(WarningLogsTruncated, msg)
 }
 
 // outbox delivers mcpLog and mcpNotify messages to the host in order, on a

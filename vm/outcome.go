@@ -41,7 +41,7 @@ func (r *run) classifyThrown(v goja.Value) *outcome {
 	}
 	if obj, ok := v.(*goja.Object); ok {
 		if c := r.toolErrors[obj]; c != nil {
-			return &outcome{status: StatusToolError, err: &ErrorInfo{Source: "tool", ToolName: c.name,
+			return &outcome{status: StatusToolError, err: &ErrorInfo{Source: "tool", ToolName: c.name, Name: c.class,
 				ToolInput: c.inputEcho(), Code: c.code, Message: c.message, Reason: c.reason, Hint: c.hint, Retryable: c.retry}}
 		}
 	}

@@ -110,7 +110,8 @@ type run struct {
 	own        map[*goja.Object]bool
 	web        *webState // URL, URLSearchParams, TextEncoder, TextDecoder objects
 	regex      *regexEngine
-	lazyRegExp bool // the plan has no regex literals: harden RegExp on first use
+	cm         *codeModeState // a Code Mode run's state; nil for a plan
+	lazyRegExp bool           // the plan has no regex literals: harden RegExp on first use
 	watch      *watchdog
 }
 
@@ -286,6 +287,10 @@ func (r *run) loop(p *goja.Promise) {
 	}
 	switch p.State() {
 	case goja.PromiseStateFulfilled:
+		if r.cm != nil {
+			r.exportCodeModeResult()
+			return
+		}
 		r.export(p.Result())
 	case goja.PromiseStateRejected:
 		r.outcome = r.classifyThrown(p.Result())

@@ -258,7 +258,7 @@ func TestLogBudget(t *testing.T) {
 		total += len(l.Message) + int(entryOverhead) + len(l.Level)
 	}
 	last := res.Logs[len(res.Logs)-1]
-	if total != 1000 || last.Level != "warn" || last.Message != "logs truncated after 1000 bytes" {
+	if total != 1000 || last.Level != "warn" || last.Message != "logs truncated after 1000 bytes (the limit maxLogBytes is 1000)" {
 		t.Errorf("logs: %d bytes, last %+v", total, last)
 	}
 	if len(res.Warnings) != 1 || res.Warnings[0].Type != WarningLogsTruncated {
@@ -598,8 +598,9 @@ func TestUnhandledToolErrors(t *testing.T) {
 func TestMcpLogAtBudget(t *testing.T) {
 	h := &mcptest.Host{}
 	res := runScript(t, h, `mcpLog('info', 'x'.repeat(60)); mcpLog('info', 'y'.repeat(60)); mcpLog('info', 'z'); return 1`,
-		// Each entry costs its text plus 30 bytes of framing ({"level":"info","message":""},).
-		func(l *presets.Limits) { l.MaxLogBytes = 150 })
+		// Each entry costs its text plus 47 bytes of framing
+		// ({"level":"info","message":"","timeMs":0000000},).
+		func(l *presets.Limits) { l.MaxLogBytes = 184 })
 	if res.Status != StatusOK || len(h.Logs()) != 2 || h.Logs()[1] != "info|"+strings.Repeat("y", 30)+"|" {
 		t.Errorf("host logs %q, result %s", h.Logs(), describe(res))
 	}

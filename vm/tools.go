@@ -32,6 +32,7 @@ type toolCall struct {
 	input        map[string]any // handed to the host; never read again by the VM
 	inputJSON    []byte
 	throwOnError bool
+	binding      *binding // the server module export a Code Mode call came through
 	resolve      func(any) error
 	reject       func(any) error
 
@@ -50,6 +51,10 @@ type toolCall struct {
 	reason  string // the policy's reason, on a policy denial
 	hint    string // what to do next, when the gate knows
 	retry   bool   // the same call may succeed if made again
+	// mismatch locates a validation failure; class is the
+	// @codemode/errors class a Code Mode call's failure was given.
+	mismatch *toolerr.Mismatch
+	class    string
 }
 
 // describe names the call in warnings: callTool("crm.get_contact") or
@@ -218,6 +223,7 @@ func (r *run) record(c *toolCall) {
 	c.code, c.message = errorCode(c.err)
 	if te := toolerr.As(c.err); te != nil {
 		c.reason, c.hint, c.retry = clip(te.Reason, maxErrorMessageBytes), clip(te.Hint, maxErrorMessageBytes), te.Retryable
+		c.mismatch = te.Mismatch
 	}
 }
 
@@ -233,6 +239,14 @@ func (r *run) settle(c *toolCall, v goja.Value) {
 		r.defineData(o, "ok", r.rt.ToValue(true))
 		r.defineData(o, "data", v)
 		err = c.resolve(o)
+	case c.throwOnError && r.cm != nil:
+		var e *goja.Object
+		e, c.class = r.failedCallError(c)
+		if r.toolErrors == nil {
+			r.toolErrors = make(map[*goja.Object]*toolCall)
+		}
+		r.toolErrors[e] = c
+		err = c.reject(e)
 	case c.throwOnError:
 		e := r.newError(r.builtin("Error"), c.message)
 		r.defineData(e, "name", r.rt.ToValue("ToolError"))

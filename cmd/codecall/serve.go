@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/presets"
 )
 
 func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -23,6 +25,10 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&src.configFile, "config", "", "CodeCall YAML config `file` (reloaded on change)")
 	fs.StringVar(&src.catalogFile, "catalog", "", "serve a static catalog: JSON `file` with an array of tool definitions")
 	fs.StringVar(&src.upstreamsFile, "upstreams", "", "serve the tools of the MCP servers in `file` ({\"mcpServers\": ...}, the usual client format)")
+	fs.Func("surface", "offer the agent-facing `surface` codecall (codecall.search/describe/execute) or codemode (codemode.run); repeatable, replaces the config's surfaces", func(v string) error {
+		src.surfaces = append(src.surfaces, presets.Surface(v))
+		return nil
+	})
 	addr := fs.String("http", "", "serve streamable HTTP on `addr` (e.g. 127.0.0.1:8080) instead of stdio")
 	path := fs.String("path", "/mcp", "HTTP endpoint `path`")
 	var auth httpAuth

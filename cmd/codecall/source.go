@@ -23,6 +23,7 @@ type source struct {
 	configFile    string
 	catalogFile   string
 	upstreamsFile string
+	surfaces      []presets.Surface    // --surface; none: the config's
 	tracer        trace.TracerProvider // nil: OpenTelemetry's global provider
 }
 
@@ -44,10 +45,20 @@ func (b *built) Close() {
 // config returns the configuration of --config, or the default without
 // one (middleware.Wrap makes the same choice).
 func (s source) config() (presets.Config, error) {
-	if s.configFile == "" {
-		return presets.Default(), nil
+	cfg := presets.Default()
+	if s.configFile != "" {
+		var err error
+		if cfg, err = presets.Load(s.configFile); err != nil {
+			return cfg, err
+		}
 	}
-	return presets.Load(s.configFile)
+	if len(s.surfaces) > 0 {
+		cfg.Surfaces = s.surfaces
+		if err := cfg.Validate(); err != nil {
+			return cfg, fmt.Errorf("--surface: %w", err)
+		}
+	}
+	return cfg, nil
 }
 
 // upstreams returns the upstream servers of --upstreams and the config's
@@ -116,6 +127,12 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		b.srv = demo.New()
 	}
 	opts := []middleware.Option{middleware.WithLogger(logger)}
+	if len(s.surfaces) > 0 {
+		opts = append(opts, middleware.WithSurfaces(s.surfaces...))
+	}
+	if b.gw != nil {
+		opts = append(opts, middleware.WithServers(b.gw))
+	}
 	if s.tracer != nil {
 		opts = append(opts, middleware.WithTracerProvider(s.tracer))
 	}
