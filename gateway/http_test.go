@@ -217,3 +217,40 @@ func TestLegacyHTTPCancellationSendsNotification(t *testing.T) {
 		t.Fatal("the upstream never received notifications/cancelled")
 	}
 }
+
+// TestUnauthenticatedCallIsMarked checks that a call an HTTP upstream
+// refuses with 401 ends as an error result whose data says
+// UNAUTHENTICATED, not retryable, and does not mark the upstream dead.
+func TestUnauthenticatedCallIsMarked(t *testing.T) {
+	var refuse atomic.Bool
+	inner := server.NewStreamableHTTPServer(httpUpstream())
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() && r.Method == http.MethodPost {
+			http.Error(w, "token expired", http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(remote.Close)
+	g, _ := newGateway(t, map[string]presets.Upstream{"remote": {URL: remote.URL + "/mcp", Timeout: 5 * time.Second}},
+		WithBackoff(time.Hour, time.Hour))
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := connect(t, g.Server())
+	if res := call(t, s, "remote.echo", map[string]any{"text": "hi"}); res.IsError {
+		t.Fatalf("first call: %s", text(res))
+	}
+	refuse.Store(true)
+	res := call(t, s, "remote.echo", map[string]any{"text": "hi"})
+	if !res.IsError || !strings.HasPrefix(text(res), "UNAUTHENTICATED: ") {
+		t.Fatalf("refused call: isError %v, %s", res.IsError, text(res))
+	}
+	data, _ := res.Meta.AdditionalFields["codecall/error"].(map[string]any)
+	if data["code"] != "UNAUTHENTICATED" || data["retryable"] != false {
+		t.Errorf("error data %v", data)
+	}
+	if st := g.Status()[0]; st.State != "ready" {
+		t.Errorf("a refused call marked the upstream %s", st.State)
+	}
+}

@@ -505,6 +505,9 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 			return transient(toolerr.Timeout, fmt.Sprintf("TIMEOUT: upstream %q did not answer %s within %v (its timeout)", u.id, name, u.timeout),
 				"The upstream was slow; the call may succeed if made again, and may have had its effect already."), nil
 		}
+		if unauthenticated(err) {
+			return refusedCredentials(fmt.Sprintf("UNAUTHENTICATED: upstream %q refused the gateway's credentials for %s", u.id, name)), nil
+		}
 		var te *transport.Error
 		if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {
 			u.lost(gen, "connection lost: "+err.Error())
@@ -524,6 +527,23 @@ func transient(code toolerr.Code, msg, hint string) *mcp.CallToolResult {
 	res := mcp.NewToolResultError(msg)
 	res.Meta = mcp.NewMetaFromMap(map[string]any{toolerr.MetaKey: map[string]any{
 		"code": string(code), "message": msg, "hint": hint, "retryable": true}})
+	return res
+}
+
+// unauthenticated reports whether an HTTP upstream answered 401.
+func unauthenticated(err error) bool {
+	return errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrAuthorizationRequired) ||
+		errors.Is(err, transport.ErrOAuthAuthorizationRequired)
+}
+
+// refusedCredentials is the result of a call the upstream refused for
+// missing or invalid credentials: isError, with the code UNAUTHENTICATED
+// as data, not retryable (the same credentials will be refused again).
+func refusedCredentials(msg string) *mcp.CallToolResult {
+	res := mcp.NewToolResultError(msg)
+	res.Meta = mcp.NewMetaFromMap(map[string]any{toolerr.MetaKey: map[string]any{
+		"code": string(toolerr.Unauthenticated), "message": msg, "retryable": false,
+		"hint": "The upstream refused the gateway's credentials; the operator must fix them (headers or env in the upstreams file)."}})
 	return res
 }
 

@@ -69,8 +69,9 @@ func dispatch(ctx context.Context, env Env, call policy.Call) (*mcp.CallToolResu
 //
 // A result may carry the error as data under toolerr.MetaKey (the
 // gateway does, for an upstream that is down or slow): its hint and
-// retryable are taken, and its code only when it is TIMEOUT, so a tool
-// cannot pass its failure off as a refusal of the gate.
+// retryable are taken, and its code only when it is TIMEOUT or
+// UNAUTHENTICATED, so a tool cannot pass its failure off as a refusal of
+// the gate.
 func ResultError(tool string, res *mcp.CallToolResult) *toolerr.Error {
 	msg := ResultText(res)
 	if msg == "" {
@@ -81,8 +82,9 @@ func ResultError(tool string, res *mcp.CallToolResult) *toolerr.Error {
 		if data, ok := res.Meta.AdditionalFields[toolerr.MetaKey].(map[string]any); ok {
 			e.Hint, _ = data["hint"].(string)
 			e.Retryable, _ = data["retryable"].(bool)
-			if c, _ := data["code"].(string); toolerr.Code(c) == toolerr.Timeout {
-				e.Code = toolerr.Timeout
+			// Codes a tool may state about itself; never one of the gate's.
+			if c, _ := data["code"].(string); toolerr.Code(c) == toolerr.Timeout || toolerr.Code(c) == toolerr.Unauthenticated {
+				e.Code = toolerr.Code(c)
 			}
 		}
 	}

@@ -212,6 +212,10 @@ func TestValidate(t *testing.T) {
 		{"banned identifiers", func(c *Config) { c.VM.BannedIdentifiers = []string{"ok", "", "a.b"} },
 			[]string{"vm.bannedIdentifiers[1]", "vm.bannedIdentifiers[2]"}},
 		{"mode", func(c *Config) { c.Mode = "x" }, []string{"mode"}},
+		{"both surfaces", func(c *Config) { c.Surfaces = []Surface{SurfaceCodeMode, SurfaceCodeCall} }, nil},
+		{"no surface", func(c *Config) { c.Surfaces = []Surface{} }, []string{"surfaces"}},
+		{"unknown and repeated surfaces", func(c *Config) { c.Surfaces = []Surface{"codemode", "mcp", "codemode"} },
+			[]string{"surfaces[1]", "surfaces[2]"}},
 		{"NaN", func(c *Config) { c.Search.LowRelevance = math.NaN() }, []string{"search.lowRelevance"}},
 		{"globs", func(c *Config) {
 			c.Include = []string{"ok", "[x"}

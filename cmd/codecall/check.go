@@ -42,8 +42,8 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *configFile, err)
 			failed = true
 		} else {
-			fmt.Fprintf(stdout, "%s: ok (mode %s, preset %s, timeout %s, %d tool calls per run)\n",
-				*configFile, cfg.Mode, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
+			fmt.Fprintf(stdout, "%s: ok (mode %s, surfaces %v, preset %s, timeout %s, %d tool calls per run)\n",
+				*configFile, cfg.Mode, cfg.Surfaces, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
 			if cfg.Upstreams.File != "" || len(cfg.Upstreams.Servers) > 0 {
 				servers, err := gateway.ServersOf(cfg.Upstreams, filepath.Dir(*configFile))
 				if err == nil {

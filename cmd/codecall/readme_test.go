@@ -15,12 +15,14 @@ import (
 	"github.com/codecall-go/codecall/examples/demo"
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/presets"
 )
 
 // TestReadmePlan runs every example plan of the README (its ```js blocks,
 // and its ```ts blocks but the declarations codecall.describe returns)
 // against the demo server, so the README stays true: each must end ok with
-// a result.
+// a result. A block that imports @codemode modules is a Code Mode script
+// and runs through codemode.run.
 func TestReadmePlan(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -48,6 +50,10 @@ func TestReadmePlan(t *testing.T) {
 }
 
 func runReadmePlan(t *testing.T, script string) {
+	if strings.Contains(script, `from "@codemode/`) {
+		runReadmeModule(t, script)
+		return
+	}
 	srv := demo.New()
 	cc, err := middleware.Wrap(srv)
 	if err != nil {
@@ -73,5 +79,36 @@ func runReadmePlan(t *testing.T, script string) {
 	}
 	if out.Status != "ok" || len(out.Result) == 0 || slices.Contains(slices.Collect(maps.Values(out.Result)), any(nil)) {
 		t.Errorf("README plan:\n%s\nanswer: %s", script, tc.Text)
+	}
+}
+
+// runReadmeModule runs a README Code Mode script against the demo: it must
+// set a result with no null field and raise no error diagnostic.
+func runReadmeModule(t *testing.T, script string) {
+	srv := demo.New()
+	cc, err := middleware.Wrap(srv, middleware.WithSurfaces(presets.SurfaceCodeMode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	c := mcptest.Connect(t, srv)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "codemode.run"
+	req.Params.Arguments = map[string]any{"code": script}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, _ := mcp.AsTextContent(res.Content[0])
+	var out struct {
+		Result      map[string]any
+		Diagnostics []struct{ Severity string }
+	}
+	if err := json.Unmarshal([]byte(tc.Text), &out); err != nil {
+		t.Fatal(err)
+	}
+	failed := slices.ContainsFunc(out.Diagnostics, func(d struct{ Severity string }) bool { return d.Severity == "error" })
+	if res.IsError || failed || len(out.Result) == 0 || slices.Contains(slices.Collect(maps.Values(out.Result)), any(nil)) {
+		t.Errorf("README script:\n%s\nanswer: %s", script, tc.Text)
 	}
 }
