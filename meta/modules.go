@@ -47,6 +47,8 @@ type ServerModule struct {
 	byExport map[string]*moduleTool
 	meta     json.RawMessage
 	declare  func() string
+	// linked is the module as a run receives it, made once per generation.
+	linked vm.Module
 }
 
 // Specifier is the module's import specifier.
@@ -97,6 +99,11 @@ func NewModules(st *State) *Modules {
 		}
 		sm.meta = sm.metaJSON()
 		sm.declare = sync.OnceValue(sm.render)
+		sm.linked = vm.Module{Specifier: sm.Specifier(), Kind: vm.ModuleServer, ServerID: sm.Path, Meta: sm.meta,
+			Exports: make([]vm.Export, len(sm.Tools))}
+		for i, t := range sm.Tools {
+			sm.linked.Exports[i] = vm.Export{Name: t.export, Tool: t.tool.Name}
+		}
 		m.servers = append(m.servers, sm)
 		m.byPath[sm.Path] = sm
 		m.byApp[app] = sm
@@ -169,13 +176,7 @@ func (m *Modules) link(imports []string) *vm.CodeMode {
 		case specErrors:
 			cm.Modules = append(cm.Modules, vm.Module{Specifier: spec, Kind: vm.ModuleErrors})
 		default:
-			s := m.byPath[strings.TrimPrefix(spec, specServersPrefix)]
-			mod := vm.Module{Specifier: spec, Kind: vm.ModuleServer, ServerID: s.Path, Meta: s.meta,
-				Exports: make([]vm.Export, len(s.Tools))}
-			for i, t := range s.Tools {
-				mod.Exports[i] = vm.Export{Name: t.export, Tool: t.tool.Name}
-			}
-			cm.Modules = append(cm.Modules, mod)
+			cm.Modules = append(cm.Modules, m.byPath[strings.TrimPrefix(spec, specServersPrefix)].linked)
 		}
 	}
 	return cm

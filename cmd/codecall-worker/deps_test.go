@@ -27,6 +27,8 @@ func TestLinksOnlyWhatAPlanNeeds(t *testing.T) {
 		"github.com/mark3labs/mcp-go",
 		"github.com/codecall-go/codecall/ast/tsstrip",
 		"github.com/evanw/esbuild/",
+		"github.com/codecall-go/codecall/codemode",
+		"github.com/grafana/sobek",
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		for _, f := range forbidden {
