@@ -48,7 +48,15 @@ var docComment = regexp.MustCompile(`(?s)[ \t]*/\*\*.*?\*/\n`)
 // compactDeclarations are the discovery and errors declarations without
 // their doc comments, for the tool description, whose size is bounded.
 func compactDeclarations() string {
-	return docComment.ReplaceAllString(typescript.DiscoveryModule+typescript.ErrorsModule, "")
+	text := docComment.ReplaceAllString(typescript.DiscoveryModule+typescript.ErrorsModule, "")
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) != "" {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // maxListedServers bounds the server modules the description names; the
