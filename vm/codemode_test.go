@@ -163,14 +163,14 @@ func TestCodeModeGlobals(t *testing.T) {
 		callTool: typeof callTool, getTool: typeof getTool, codecallContext: typeof codecallContext, mcpLog: typeof mcpLog,
 		Proxy: typeof Proxy, Reflect: typeof Reflect, URL: typeof URL, TextEncoder: typeof TextEncoder, setTimeout: typeof setTimeout,
 		setInterval: typeof globalThis.setInterval, BigInt: typeof globalThis.BigInt, fetch: typeof globalThis.fetch,
-		process: typeof globalThis.process, require: typeof globalThis.require,
+		process: typeof globalThis.process, require: typeof globalThis.require, eval: typeof globalThis.eval,
 	};`)
 	if res.Status != StatusOK {
 		t.Fatal(describe(res))
 	}
 	want := `{"callTool":"undefined","getTool":"undefined","codecallContext":"undefined","mcpLog":"undefined","Proxy":"function","Reflect":"object",` +
 		`"URL":"function","TextEncoder":"function","setTimeout":"function","setInterval":"undefined","BigInt":"undefined","fetch":"undefined",` +
-		`"process":"undefined","require":"undefined"}`
+		`"process":"undefined","require":"undefined","eval":"undefined"}`
 	if string(res.Result) != want {
 		t.Errorf("globals %s\nwant    %s", res.Result, want)
 	}

@@ -88,6 +88,11 @@ func (r *run) lockCodeGeneration() {
 	}
 	r.lockGlobal("Function", fn)
 
+	if r.opts.CodeMode != nil {
+		// The Code Mode specification leaves eval out altogether.
+		r.lockGlobal("eval", goja.Undefined())
+		return
+	}
 	eval := r.newFunction("eval", 1, func(goja.FunctionCall) goja.Value {
 		r.codeGeneration("eval")
 		return nil
