@@ -30,14 +30,14 @@ func whoamiUpstream(t *testing.T, name string) presets.Upstream {
 	return presets.Upstream{URL: hs.URL + "/mcp"}
 }
 
-// Three upstream ids that normalise to the same module path: the sorted
-// ids decide which keeps "my-server" and which get "--2" and "--3", the
-// same on every start (the gateway's servers are a map), and each
-// module's calls reach its own upstream.
+// Three upstream ids that normalise to the same module path: the id that
+// is already the clean path keeps it, the others get "--2" and "--3" in
+// order of id, the same on every start (the gateway's servers are a map),
+// and each module's calls reach its own upstream.
 func TestCodeModeModulePathsOfCollidingIDs(t *testing.T) {
-	// Sorted: "MY-SERVER" < "My_Server" < "my-server".
+	// "my-server" is clean; then sorted: "MY-SERVER" < "My_Server".
 	ids := []string{"my-server", "My_Server", "MY-SERVER"}
-	want := map[string]string{"my-server": "MY-SERVER", "my-server--2": "My_Server", "my-server--3": "my-server"}
+	want := map[string]string{"my-server": "my-server", "my-server--2": "MY-SERVER", "my-server--3": "My_Server"}
 	for round := 1; round <= 2; round++ {
 		t.Run(fmt.Sprint("start-", round), func(t *testing.T) {
 			servers := map[string]presets.Upstream{}

@@ -79,7 +79,19 @@ func NewModules(st *State) *Modules {
 		}
 		byApp[t.AppID] = append(byApp[t.AppID], t)
 	}
-	slices.Sort(apps)
+	// An app whose id is already a clean module path keeps it; the others
+	// follow in order of id, so colliding ids get --2, --3 the same way on
+	// every start.
+	slices.SortFunc(apps, func(a, b string) int {
+		ca, cb := codemode.ModulePath(a) == a, codemode.ModulePath(b) == b
+		switch {
+		case ca && !cb:
+			return -1
+		case cb && !ca:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
 	paths := codemode.ModulePaths(apps)
 	m := &Modules{byPath: map[string]*ServerModule{}, byApp: map[string]*ServerModule{}, byTool: map[string]*moduleTool{}}
 	for i, app := range apps {
