@@ -20,7 +20,11 @@ const (
 	hintMicrotask = "queueMicrotask is not available; use Promise.resolve().then(fn)"
 	hintProto     = "prototypes cannot be reached from a plan; use plain objects, classes or Object.create(null)"
 	hintArgs      = "use rest parameters (...args) instead"
-	hintRename    = "rename it"
+	// hintModule and hintHost as a Code Mode module reads them: it has no
+	// callTool, getTool or codecallContext.
+	hintModuleCodeMode = "modules are imported with static import declarations; call tools through import * as name from \"@codemode/servers/<serverId>\""
+	hintHostCodeMode   = "scripts have no access to the host; use the @codemode/* modules and the standard built-ins"
+	hintRename         = "rename it"
 )
 
 // bannedIdentifiers are refused everywhere, in every preset, as references
@@ -105,6 +109,19 @@ var bannedKeys = map[string]bool{
 // sorted. Rules.BannedIdentifiers adds to them; console is refused too when
 // Rules.AllowConsole is false, and RegExp unless Rules.Regex is full.
 func AlwaysBannedIdentifiers() []string { return sortedKeys(bannedIdentifiers) }
+
+// CodeModeBannedIdentifiers returns the identifiers every preset refuses
+// in a Code Mode module (Rules.CodeMode), sorted: AlwaysBannedIdentifiers
+// without globalThis, Proxy and Reflect.
+func CodeModeBannedIdentifiers() []string {
+	var out []string
+	for _, name := range AlwaysBannedIdentifiers() {
+		if !codeModeGlobals[name] {
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // BannedMembers returns the property names no preset lets a plan read,
 // sorted.

@@ -52,6 +52,9 @@ func newRuleSet(r Rules) *ruleSet {
 	}
 	if !r.AllowConsole {
 		rs.banned["console"] = "console is not available " + rs.in() + "; return what you want to see in the result, or use mcpLog"
+		if r.CodeMode {
+			rs.banned["console"] = "console is not available " + rs.in() + "; put what you want to see in globalThis.__codemode_result__"
+		}
 	}
 	switch rs.regex {
 	case presets.RegexFull:
@@ -132,8 +135,15 @@ func (w *walker) ident(name string, idx file.Idx) {
 		return
 	}
 	hint, ok := bannedIdentifiers[name]
-	if ok && w.rules.codeMode && codeModeGlobals[name] {
-		ok = false
+	if ok && w.rules.codeMode {
+		switch {
+		case codeModeGlobals[name]:
+			ok = false
+		case hint == hintModule:
+			hint = hintModuleCodeMode
+		case strings.HasPrefix(hint, hintHost):
+			hint = hintHostCodeMode + strings.TrimPrefix(hint, hintHost)
+		}
 	}
 	if !ok {
 		hint, ok = w.rules.banned[name]

@@ -87,6 +87,7 @@ const (
 	DiagLogsTruncated     = "LOGS_TRUNCATED"
 	DiagUnhandledToolCall = "UNHANDLED_TOOL_ERROR"
 	DiagInternal          = "INTERNAL_ERROR"
+	DiagCancelled         = "CANCELLED"
 )
 
 // Severities.
@@ -210,7 +211,7 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	linker := &moduleLinker{mods: mods}
 	checked, err := ast.ValidateModule(in.Code, rules, linker)
 	if err != nil {
-		status, refusal := validationDiagnostics(err)
+		status, refusal := validationDiagnostics(err, mods)
 		return refuse(status, refusal), nil
 	}
 	cm := mods.link(linker.imports)
@@ -287,8 +288,9 @@ func (h *handlers) capabilities(ctx context.Context, st *State, mods *Modules, i
 }
 
 // validationDiagnostics turns a script the validator or the linker refused
-// into the run's status and diagnostics.
-func validationDiagnostics(err error) (vm.Status, []Diagnostic) {
+// into the run's status and diagnostics. An import of a server module that
+// mods does not have is a ServerNotFoundError.
+func validationDiagnostics(err error, mods *Modules) (vm.Status, []Diagnostic) {
 	var le *codemode.LinkError
 	var syn *ast.SyntaxError
 	var ill *ast.IllegalError
@@ -298,7 +300,7 @@ func validationDiagnostics(err error) (vm.Status, []Diagnostic) {
 		status := vm.StatusSyntaxError
 		if le.Code == DiagImportFailure {
 			status = vm.StatusIllegalAccess
-			if strings.HasPrefix(le.Specifier, specServersPrefix) {
+			if _, found := mods.Exports(le.Specifier); !found && strings.HasPrefix(le.Specifier, specServersPrefix) {
 				d.ErrorClass = "ServerNotFoundError"
 			}
 		}
@@ -403,7 +405,7 @@ func finishCodeMode(ctx context.Context, st *State, pr *pausedRun, res *vm.Resul
 	if res.Status == vm.StatusOK && len(res.Result) > 0 {
 		out.Result = res.Result
 	}
-	out.Diagnostics = append(out.Diagnostics, runDiagnostics(res)...)
+	out.Diagnostics = append(out.Diagnostics, runDiagnostics(res, ctx.Err() != nil)...)
 	b, err := json.Marshal(out)
 	if err != nil {
 		return result(out, false)
@@ -413,10 +415,16 @@ func finishCodeMode(ctx context.Context, st *State, pr *pausedRun, res *vm.Resul
 }
 
 // runDiagnostics are the diagnostics of a run's end: its error, if any,
-// and its warnings.
-func runDiagnostics(res *vm.Result) []Diagnostic {
+// and its warnings. cancelled says the request was cancelled, which the
+// runtime reports as a timeout: the client stopped the run, no limit did.
+func runDiagnostics(res *vm.Result, cancelled bool) []Diagnostic {
 	var out []Diagnostic
-	if e := res.Error; e != nil && res.Status != vm.StatusOK {
+	switch e := res.Error; {
+	case e == nil || res.Status == vm.StatusOK:
+	case cancelled && res.Status == vm.StatusTimeout:
+		out = append(out, Diagnostic{Severity: SeverityError, Code: DiagCancelled, Message: "the request was cancelled, which stopped the run",
+			Hint: "Send the request again if its result is still needed."})
+	default:
 		out = append(out, errorDiagnostic(res.Status, e))
 	}
 	for _, w := range res.Warnings {

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/typescript"
 	"github.com/codecall-go/codecall/vm"
@@ -138,9 +139,12 @@ func codeModePrompt(st *State) string {
 		"that no limit can interrupt. Use Number, or strings for large integers.\n")
 	b.WriteString("- `eval`, `Function` from strings, `fetch`, `XMLHttpRequest`, `WebSocket`, `setInterval`, `process` and `require` are " +
 		"not available; reaching for code generation ends the run.\n")
+	fmt.Fprintf(&b, "- The script is checked before it runs, and refused where it names the identifiers %s, or the properties %s "+
+		"(reading or calling them, or defining them as keys); BigInt literals such as `1n` are refused too. Use Object.getPrototypeOf and "+
+		"rest parameters instead.\n", codeList(ast.CodeModeBannedIdentifiers()), codeList(ast.BannedMembers()))
 	b.WriteString("- Also provided beyond the list: `structuredClone`, `console.info` (logged at level log), `AggregateError`, the URI functions.\n")
-	b.WriteString("- Import bindings are set before the first statement runs, but they are ordinary bindings: assigning to one does not fail, " +
-		"it only changes the local name.\n")
+	b.WriteString("- Import bindings are constants bound before the first statement runs, copies of the exports rather than live " +
+		"bindings (the exports never change): assigning to one throws TypeError, as in any module.\n")
 	b.WriteString("- Exports of the script are evaluated and ignored: nothing imports it.\n")
 	b.WriteString("- A tool takes an object (MCP sends arguments as a JSON object); a tool whose schema is not an object cannot be called " +
 		"and rejects with SchemaValidationError.\n")
@@ -158,7 +162,11 @@ func codeModePrompt(st *State) string {
 	b.WriteString("- Discovery requests count toward maxToolCalls.\n\n")
 	fmt.Fprintf(&b, "## Limits\n\nSupported keys of `limits` (each can only lower the server's value; higher values are clamped, "+
 		"unknown keys ignored): `timeoutMs` (%d), `maxMemoryBytes` (%d), `maxLogBytes` (%d), `maxToolCalls` (%d). "+
-		"At most %d tool calls run at once.\n\n", l.Timeout.Milliseconds(), l.MemoryBytes, l.MaxLogBytes, l.MaxToolCalls, l.MaxConcurrency)
+		"At most %d tool calls run at once.", l.Timeout.Milliseconds(), l.MemoryBytes, l.MaxLogBytes, l.MaxToolCalls, l.MaxConcurrency)
+	if l.MaxScriptBytes > 0 && l.MaxScriptLines > 0 {
+		fmt.Fprintf(&b, " A script has at most %d bytes and %d lines.", l.MaxScriptBytes, l.MaxScriptLines)
+	}
+	b.WriteString("\n\n")
 	b.WriteString("## Capabilities\n\n`requestedCapabilities` takes server ids (the `serverId` of listServers(), which is the module path " +
 		"segment)")
 	if mods := st.CodeMode; mods != nil {
@@ -177,6 +185,18 @@ func codeModePrompt(st *State) string {
 	b.WriteString("## Declarations\n\n```ts\n" + typescript.DiscoveryModule + typescript.ErrorsModule + "```\n\n" +
 		"Per-server declarations: resources `codemode://types/<serverId>.d.ts`.\n")
 	return b.String()
+}
+
+// codeList renders names as a list of code spans: `a`, `b` and `c`.
+func codeList(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = "`" + n + "`"
+	}
+	if len(quoted) < 2 {
+		return strings.Join(quoted, "")
+	}
+	return strings.Join(quoted[:len(quoted)-1], ", ") + " and " + quoted[len(quoted)-1]
 }
 
 // CodeModeFeatures are the Code Mode surface's prompt and resource

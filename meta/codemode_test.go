@@ -110,7 +110,7 @@ func TestValidationDiagnostics(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			status, diags := validationDiagnostics(tc.err)
+			status, diags := validationDiagnostics(tc.err, &Modules{byPath: map[string]*ServerModule{}})
 			if status != tc.status || len(diags) == 0 || diags[0].Code != tc.code || diags[0].ErrorClass != tc.class || diags[0].Hint == "" || diags[0].Path == "" {
 				b, _ := json.Marshal(diags)
 				t.Errorf("status %s, diagnostics %s", status, b)

@@ -215,12 +215,14 @@ func exampleInput(t *catalog.Tool) string {
 }
 
 // exampleValues is an input for a tool: its first example when it has
-// one, else its required fields with a value of the right type.
+// one (in its metadata, else in its input schema's examples), else its
+// required fields with a value of the right type.
 func exampleValues(t *catalog.Tool) map[string]any {
 	if len(t.Examples) > 0 && len(t.Examples[0].Input) > 0 {
 		return t.Examples[0].Input
 	}
 	var schema struct {
+		Examples   []any `json:"examples"`
 		Properties map[string]struct {
 			Type     any   `json:"type"`
 			Enum     []any `json:"enum"`
@@ -230,6 +232,11 @@ func exampleValues(t *catalog.Tool) map[string]any {
 		Required []string `json:"required"`
 	}
 	_ = json.Unmarshal(t.InputSchema, &schema)
+	if len(schema.Examples) > 0 {
+		if ex, ok := schema.Examples[0].(map[string]any); ok && len(ex) > 0 {
+			return ex
+		}
+	}
 	in := map[string]any{}
 	for _, f := range schema.Required {
 		p := schema.Properties[f]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/dop251/goja"
@@ -283,11 +284,16 @@ func (r *run) bindingCall(serverID string, e Export) nativeFunc {
 // object: MCP carries a tool's arguments as a JSON object, so no other
 // input can reach a tool.
 func (r *run) rejectInput(c *toolCall, v goja.Value) {
-	received := "a " + typeOf(v)
+	typ := typeOf(v)
+	received := "a " + typ
+	if strings.ContainsRune("aeiou", rune(typ[0])) {
+		received = "an " + typ
+	}
 	e := r.codeModeError("SchemaValidationError",
 		fmt.Sprintf("%s: the input must be an object (MCP sends a tool's arguments as a JSON object), not %s", c.binding.export, received),
 		map[string]goja.Value{
-			"toolName": r.rt.ToValue(c.name), "exportName": r.rt.ToValue(c.binding.export), "serverId": r.rt.ToValue(c.binding.serverID),
+			"code": r.rt.ToValue(string(toolerr.Validation)), "toolName": r.rt.ToValue(c.name),
+			"exportName": r.rt.ToValue(c.binding.export), "serverId": r.rt.ToValue(c.binding.serverID),
 			"path": r.rt.ToValue(""), "expected": r.rt.ToValue("object"), "received": r.rt.ToValue(received),
 			"hint": r.rt.ToValue("Pass one object with the tool's arguments, or nothing for a tool without arguments."),
 		})

@@ -79,7 +79,7 @@ func TestCodeModeRun(t *testing.T) {
 			globalThis.__codemode_result__ = [e.name, e instanceof errs.SchemaValidationError, e.path, e.expected, e.received, e.example, e.toolName, e.exportName]; }`,
 			StatusOK, `["SchemaValidationError",true,"/id","string","number",{"id":"o1"},"shop.get_order","get_order"]`, ""},
 		{"non-object input", `try { await shop.get_order([1]); } catch (e) { globalThis.__codemode_result__ = [e.name, e.expected, e.received]; }`,
-			StatusOK, `["SchemaValidationError","object","a array"]`, ""},
+			StatusOK, `["SchemaValidationError","object","an array"]`, ""},
 		{"uncaught tool error", `await shop.fail({});`, StatusToolError, "", "ToolCallError"},
 		{"namespace is frozen", `"use strict"; let threw = false; try { shop.get_order = 1; } catch (e) { threw = e instanceof TypeError; }
 			globalThis.__codemode_result__ = [threw, Object.isFrozen(shop), Object.getPrototypeOf(shop), shop[Symbol.toStringTag],
