@@ -28,6 +28,7 @@ import (
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
 )
 
 // TestCodeModeSpec is the conformance suite of the Code Mode surface
@@ -155,7 +156,7 @@ func (f *fakeServers) take() []string {
 // module of a spec host must export, by module path.
 var specToolsByServer = map[string][]string{
 	"data": {"data.annotated", "data.array_root", "data.audio", "data.bare_object", "data.barrier", "data.destroy", "data.fail",
-		"data.gate", "data.hostile", "data.image", "data.image_text", "data.json_text", "data.no_args", "data.no_examples",
+		"data.gate", "data.hostile", "data.image", "data.image_text", "data.json_text", "data.locked", "data.no_args", "data.no_examples",
 		"data.plain_text", "data.rich", "data.schema_examples", "data.secret", "data.sleep", "data.structured", "data.two_blocks", "data.with_examples"},
 	"calc":          {"calc.add"},
 	"names":         {"names.123tool", "names.a-b", "names.a_b", "names.café", "names.class", "names.delete", "names.get.item"},
@@ -227,6 +228,15 @@ func newSpecServer(t *testing.T, p *specProbe) *server.MCPServer {
 	add(mcp.NewTool("data.fail", append(ro(), mcp.WithDescription("Always fails."))...),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError("the warehouse is closed"), nil
+		})
+	// A call refused for credentials, answered as the gateway answers an
+	// upstream's 401: the code as data under codecall/error.
+	add(mcp.NewTool("data.locked", append(ro(), mcp.WithDescription("Refuses the credentials."))...),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res := mcp.NewToolResultError(`UNAUTHENTICATED: upstream "data" refused the gateway's credentials`)
+			res.Meta = mcp.NewMetaFromMap(map[string]any{toolerr.MetaKey: map[string]any{"code": "UNAUTHENTICATED", "retryable": false,
+				"hint": "The operator must fix the credentials."}})
+			return res, nil
 		})
 	add(mcp.NewTool("data.hostile", append(ro(), mcp.WithDescription("Return an object with a __proto__ key."))...),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -323,10 +333,10 @@ func newSpecServer(t *testing.T, p *specProbe) *server.MCPServer {
 		add(mcp.NewTool(name, append(ro(), mcp.WithDescription("Answer with the tool's name."))...), echoName)
 	}
 
-	// Servers whose ids need normalising (§5.0.1): "My App" and "my-app"
-	// both normalise to my-app.
-	for _, s := range []struct{ tool, app, desc string }{{"app1.whoami", "My App", "Say which app this is."},
-		{"app2.whoami", "my-app", "Say which app this is."}, {"weird.ping", "--Weird..NAME_v2--", "Ping the server with the odd name."}} {
+	// Servers whose ids need normalising (§5.0.1): "my-app" and "My App"
+	// both normalise to my-app; the one already clean keeps it.
+	for _, s := range []struct{ tool, app, desc string }{{"app1.whoami", "my-app", "Say which app this is."},
+		{"app2.whoami", "My App", "Say which app this is."}, {"weird.ping", "--Weird..NAME_v2--", "Ping the server with the odd name."}} {
 		add(catalog.SetMeta(mcp.NewTool(s.tool, append(ro(), mcp.WithDescription(s.desc))...), catalog.Meta{AppID: s.app}), text(s.app))
 	}
 
@@ -874,8 +884,8 @@ globalThis.__codemode_result__ = {ok: true, sum, nested: [null, "s", 1.5, false]
 		if len(a.Diagnostics) != 0 {
 			t.Errorf("available capabilities gave diagnostics: %s", a.text)
 		}
-		if got := h.servers.take(); !slices.Equal(got, []string{"calc", "my-app"}) {
-			t.Errorf("Ensure was asked for %v, want the apps of calc and my-app--2: [calc my-app]", got)
+		if got := h.servers.take(); !slices.Equal(got, []string{"calc", "My App"}) {
+			t.Errorf("Ensure was asked for %v, want the apps of calc and my-app--2: [calc My App]", got)
 		}
 	}},
 	{"3.2.3/unknown_capability_is_an_eager_warning", func(t *testing.T, h *specHost) {
@@ -1320,9 +1330,7 @@ globalThis.__codemode_result__ = [names.filter(n => n in globalThis), typeof fet
 		if err := json.Unmarshal([]byte(got), &names); err != nil {
 			t.Fatal(err)
 		}
-		// eval is there only as a trap that ends the run (3.5 and 11 check
-		// it runs nothing).
-		allowed := []string{"clearTimeout", "decodeURI", "decodeURIComponent", "encodeURI", "encodeURIComponent", "escape", "eval", "isFinite", "isNaN",
+		allowed := []string{"clearTimeout", "decodeURI", "decodeURIComponent", "encodeURI", "encodeURIComponent", "escape", "isFinite", "isNaN",
 			"parseFloat", "parseInt", "setTimeout", "structuredClone", "unescape"}
 		for _, n := range names {
 			if !slices.Contains(allowed, n) {
@@ -1395,11 +1403,12 @@ globalThis.__codemode_result__ = [u.toString(), new URLSearchParams("x=1&y=2").g
 	}},
 	{"3.5/eval_with_a_string_fails", func(t *testing.T, h *specHost) {
 		h.code(t, `globalThis.__codemode_result__ = eval("1 + 1");`).failed(t, "ILLEGAL_ACCESS")
-		// Reached without naming it, it still creates no code.
+		// Reached without naming it, it is not there at all.
 		a := h.code(t, `const e = globalThis["ev" + "al"]; globalThis.__codemode_result__ = e("1 + 1");`)
 		if string(a.Result) == "2" || len(a.errors()) == 0 {
 			t.Errorf("eval ran a string: %s", a.text)
 		}
+		h.expect(t, `globalThis.__codemode_result__ = [typeof globalThis["ev" + "al"], "eval" in globalThis];`, `["undefined",true]`)
 	}},
 	{"3.5/Function_constructor_with_a_string_fails", func(t *testing.T, h *specHost) {
 		h.code(t, `globalThis.__codemode_result__ = new Function("return 1")();`).failed(t, "ILLEGAL_ACCESS")
@@ -1476,7 +1485,7 @@ globalThis.__codemode_result__ = [await keys("name"), await keys("description"),
 	{"4.2.2/ServerDescription", func(t *testing.T, h *specHost) {
 		var d map[string]any
 		h.code(t, `import { describeServer } from "@codemode/discovery"; globalThis.__codemode_result__ = await describeServer("my-app--2");`).ok(t, &d)
-		if d["serverId"] != "my-app--2" || d["serverName"] != "my-app" || d["description"] == nil || d["capabilities"] == nil {
+		if d["serverId"] != "my-app--2" || d["serverName"] != "My App" || d["description"] == nil || d["capabilities"] == nil {
 			t.Errorf("describeServer: %v", d)
 		}
 		if v, ok := d["version"]; ok {
@@ -1624,14 +1633,14 @@ globalThis.__codemode_result__ = [gdrive[Symbol.toStringTag], Object.getPrototyp
 
 	// §5.0.1 Module path mapping.
 	{"5.0.1/lowercased_and_dashed", func(t *testing.T, h *specHost) {
-		h.expect(t, `import * as a from "@codemode/servers/my-app"; import * as w from "@codemode/servers/weird-name-v2";
-globalThis.__codemode_result__ = [await a.app1_whoami(), await w.weird_ping()];`, `["My App","--Weird..NAME_v2--"]`)
+		h.expect(t, `import * as a from "@codemode/servers/my-app--2"; import * as w from "@codemode/servers/weird-name-v2";
+globalThis.__codemode_result__ = [await a.app2_whoami(), await w.weird_ping()];`, `["My App","--Weird..NAME_v2--"]`)
 		h.code(t, `import * as a from "@codemode/servers/My App";`).failed(t, "IMPORT_FAILURE")
 	}},
 	{"5.0.1/collision_gets_--2", func(t *testing.T, h *specHost) {
 		h.expect(t, `import * as first from "@codemode/servers/my-app"; import * as second from "@codemode/servers/my-app--2";
 globalThis.__codemode_result__ = [Object.keys(first), await first.app1_whoami(), Object.keys(second), await second.app2_whoami()];`,
-			`[["__meta__","app1_whoami"],"My App",["__meta__","app2_whoami"],"my-app"]`)
+			`[["__meta__","app1_whoami"],"my-app",["__meta__","app2_whoami"],"My App"]`)
 	}},
 	{"5.0.1/path_in___meta__.serverId_and_discovery", func(t *testing.T, h *specHost) {
 		h.expect(t, `import * as first from "@codemode/servers/my-app"; import * as second from "@codemode/servers/my-app--2";
@@ -1640,7 +1649,7 @@ import { listServers, searchTools } from "@codemode/discovery";
 const servers = (await listServers()).filter(s => s.serverName !== s.serverId).map(s => [s.serverId, s.serverName]);
 const hits = (await searchTools("which app", {detail: "name"})).results.map(r => r.serverId).sort();
 globalThis.__codemode_result__ = [first.__meta__.serverId, second.__meta__.serverId, weird.__meta__.serverId, servers, hits];`,
-			`["my-app","my-app--2","weird-name-v2",[["my-app","My App"],["my-app--2","my-app"],["weird-name-v2","--Weird..NAME_v2--"]],["my-app","my-app--2"]]`)
+			`["my-app","my-app--2","weird-name-v2",[["my-app--2","My App"],["weird-name-v2","--Weird..NAME_v2--"]],["my-app","my-app--2"]]`)
 	}},
 
 	// §5.1 Exports.
@@ -1836,8 +1845,8 @@ import * as e from "@codemode/errors";
 const classOf = async (f) => { try { await f(); return "none"; } catch (x) {
   return Object.keys(e).filter(k => k !== "CodemodeError" && x instanceof e[k]).join("+"); } };
 globalThis.__codemode_result__ = [await classOf(() => data.structured({id: 1})), await classOf(() => getTool("data", "nope")),
-  await classOf(() => describeServer("nope")), await classOf(() => data.fail())];`,
-			`["SchemaValidationError","ToolNotFoundError","ServerNotFoundError","ToolCallError"]`)
+  await classOf(() => describeServer("nope")), await classOf(() => data.fail()), await classOf(() => data.locked())];`,
+			`["SchemaValidationError","ToolNotFoundError","ServerNotFoundError","ToolCallError","AuthenticationError+ToolCallError"]`)
 		a := h.run(t, map[string]any{"limits": map[string]any{"maxToolCalls": 1}, "code": `import * as data from "@codemode/servers/data";
 await data.plain_text(); await data.plain_text();`})
 		if d := a.failed(t, "SANDBOX_LIMIT"); d.ErrorClass != "SandboxLimitError" {
