@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
@@ -39,6 +40,8 @@ const (
 	envChildCase = "CODECALLTEST_ATTACK_CASE"
 	// envChildMode names the isolation the child process runs it under.
 	envChildMode = "CODECALLTEST_ATTACK_MODE"
+	// envChildSurface names the meta-tool the child process sends it to.
+	envChildSurface = "CODECALLTEST_ATTACK_SURFACE"
 
 	// callTimeout bounds one codecall.execute round trip from the client.
 	callTimeout = 60 * time.Second
@@ -80,6 +83,14 @@ const (
 	catSanity      category = "sanity"
 	catWeb         category = "web-globals"
 	catTimers      category = "timers"
+
+	// The Code Mode surface's own (codemode_cases_test.go).
+	catCMImports    category = "codemode-imports"
+	catCMNamespaces category = "codemode-namespaces"
+	catCMResult     category = "codemode-result"
+	catCMTimers     category = "codemode-timers"
+	catCMReflection category = "codemode-reflection"
+	catCMPollution  category = "codemode-pollution"
 )
 
 // minCases is the least number of cases each category must have.
@@ -87,6 +98,7 @@ var minCases = map[category]int{
 	catConstructor: 25, catPollution: 20, catGlobals: 10, catCoercion: 15, catProxy: 8,
 	catJSON: 6, catLoops: 12, catMemory: 12, catDeep: 8, catRegex: 6, catOutput: 8,
 	catToolFlood: 6, catUnicode: 10, catSanity: 5, catWeb: 20, catTimers: 10,
+	catCMImports: 30, catCMNamespaces: 20, catCMResult: 15, catCMTimers: 8, catCMReflection: 15, catCMPollution: 6,
 }
 
 // minTotal is the least number of cases of the whole suite.
@@ -116,7 +128,8 @@ type attackCase struct {
 	// context is sent as context when not nil.
 	context map[string]any
 	// args, when set, is the whole argument object instead of
-	// script/allowedTools/context.
+	// script/allowedTools/context (for a Code Mode case, instead of
+	// {code: script}).
 	args map[string]any
 	// limits adjusts the preset's limits after the harness's own defaults.
 	limits func(*presets.Limits)
@@ -137,9 +150,21 @@ type attackCase struct {
 	// run before and after the case) must come to instead of ok 2: for a
 	// configuration that refuses every plan.
 	trivial *want
+	// module marks a Code Mode case: script is an ES module, sent as it is
+	// to codemode.run only, and want is its outcome there (see
+	// codemode_test.go for how an answer reads as a response).
+	module bool
 }
 
 func (c attackCase) id() string { return string(c.cat) + "/" + c.name }
+
+// surface is the meta-tool the case is sent to.
+func (c attackCase) surface() surface {
+	if c.module {
+		return viaCodeMode
+	}
+	return viaExecute
+}
 
 func (c attackCase) presetName() presets.Name {
 	if c.preset == "" {
@@ -177,6 +202,13 @@ type response struct {
 	raw     string         // the text block
 	isError bool           // the tool result's isError
 	fields  map[string]any // the text block decoded generically
+
+	// codeMode marks a codemode.run answer read as a response (see
+	// readCodeMode): its diagnostics carry no error kind but an import
+	// failure's.
+	codeMode bool
+	// diagnostics are a codemode.run answer's.
+	diagnostics []diagnostic
 }
 
 // host is one wrapped server with its client.
@@ -190,6 +222,8 @@ type host struct {
 
 	countCalls  atomic.Int64
 	secretCalls atomic.Int64
+	vaultCalls  atomic.Int64 // vault.open, excluded like test.secret
+	chargeCalls atomic.Int64 // test.charge, which needs an approval nobody gives
 	echoCalls   atomic.Int64
 	sleepers    atomic.Int64
 	maxSleepers atomic.Int64 // most test.sleep handlers running at once
@@ -300,6 +334,21 @@ func (h *host) addTools(srv *server.MCPServer) {
 			h.secretCalls.Add(1)
 			return mcp.NewToolResultStructured(map[string]any{"secret": "s3cr3t"}, `{"secret":"s3cr3t"}`), nil
 		})
+	// The only tool of app vault, excluded: Code Mode has no module for it.
+	srv.AddTool(tool("vault.open", "Excluded by the configuration, with its whole app: must never run."),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			record(req)
+			h.vaultCalls.Add(1)
+			return mcp.NewToolResultText("opened"), nil
+		})
+	// Offered, but every call needs a person's approval, which no client
+	// of the suite gives.
+	srv.AddTool(catalog.SetMeta(tool("test.charge", "Needs approval: must never run without it."), catalog.Meta{RequiresApproval: catalog.Bool(true)}),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			record(req)
+			h.chargeCalls.Add(1)
+			return mcp.NewToolResultText("charged"), nil
+		})
 }
 
 // modes are the isolations every case runs under: each wall must hold in
@@ -309,7 +358,7 @@ var modes = []presets.Isolation{presets.IsolationInProcess, presets.IsolationPro
 // config is the configuration a case runs under: the preset's limits with
 // the mode's isolation, the harness's default timeout, and the case's own
 // adjustments.
-func config(c attackCase, mode presets.Isolation) presets.Config {
+func config(c attackCase, mode presets.Isolation, via surface) presets.Config {
 	cfg := presets.Default()
 	cfg.Preset = c.presetName()
 	limits, ok := presets.LimitsFor(cfg.Preset)
@@ -320,7 +369,10 @@ func config(c attackCase, mode presets.Isolation) presets.Config {
 	cfg.VM.Isolation = mode
 	cfg.Sandbox.Command = workerCommand
 	cfg.VM.Timeout = defaultTimeout
-	cfg.Exclude = []string{"test.secret"}
+	cfg.Exclude = []string{"test.secret", "vault.open"}
+	if via == viaCodeMode {
+		cfg.Surfaces = []presets.Surface{presets.SurfaceCodeCall, presets.SurfaceCodeMode}
+	}
 	if c.limits != nil {
 		c.limits(&cfg.VM)
 	}
@@ -358,6 +410,9 @@ func newHost(t *testing.T, cfg presets.Config) *host {
 	}
 	if !slices.ContainsFunc(list.Tools, func(tl mcp.Tool) bool { return tl.Name == executeTool }) {
 		t.Skipf("%s is not registered by middleware.Wrap yet; nothing to attack", executeTool)
+	}
+	if slices.Contains(cfg.Surfaces, presets.SurfaceCodeMode) && !slices.ContainsFunc(list.Tools, func(tl mcp.Tool) bool { return tl.Name == runTool }) {
+		t.Fatalf("the Code Mode surface is on and %s is not listed", runTool)
 	}
 	return h
 }
@@ -475,7 +530,7 @@ func checkWant(t *testing.T, w want, r *response) {
 			t.Errorf("tool_error with source %q and toolName %q", e.Source, e.ToolName)
 		}
 	case vm.StatusIllegalAccess:
-		if e.Kind == "" {
+		if e.Kind == "" && !r.codeMode {
 			t.Errorf("illegal_access without a kind: %s", clip(r.raw))
 		}
 	case vm.StatusLimitExceeded:
@@ -546,31 +601,67 @@ func (h *host) notificationText() string {
 	return string(b)
 }
 
-// runCases runs every case of a table as a subtest, once per mode.
+// runCases runs every case of a table as a subtest: the plans through
+// codecall.execute once per mode, then every case through codemode.run
+// once per mode, under "codemode" (a plan turned into a module by
+// asModule, a Code Mode case as it is), so that
+// `go test ./attacks -run 'Test.*/codemode'` runs the Code Mode surface
+// alone.
 func runCases(t *testing.T, cases []attackCase) {
-	for _, mode := range modes {
-		t.Run(string(mode), func(t *testing.T) {
-			for _, c := range cases {
-				t.Run(c.name, func(t *testing.T) {
-					if c.isolate && os.Getenv(envChildCase) == "" {
-						// Child processes share nothing with this one, so they
-						// may run side by side (after the table's in-process
-						// cases, whose goroutine and heap checks need quiet).
-						t.Parallel()
-						runIsolated(t, c, mode)
-						return
-					}
-					runCase(t, c, mode)
-				})
+	var plans []attackCase
+	for _, c := range cases {
+		if !c.module {
+			plans = append(plans, c)
+		}
+	}
+	if len(plans) > 0 {
+		for _, mode := range modes {
+			t.Run(string(mode), func(t *testing.T) { runTable(t, plans, mode, viaExecute) })
+		}
+	}
+	t.Run(string(viaCodeMode), func(t *testing.T) {
+		for _, mode := range modes {
+			t.Run(string(mode), func(t *testing.T) { runTable(t, cases, mode, viaCodeMode) })
+		}
+	})
+}
+
+// runTable runs the cases of a table through one surface in one mode.
+func runTable(t *testing.T, cases []attackCase, mode presets.Isolation, via surface) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c, skip := forSurface(c, via)
+			if skip != "" {
+				t.Skip(skip)
 			}
+			if c.isolate && os.Getenv(envChildCase) == "" {
+				// Child processes share nothing with this one, so they
+				// may run side by side (after the table's in-process
+				// cases, whose goroutine and heap checks need quiet).
+				t.Parallel()
+				runIsolated(t, c, mode, via)
+				return
+			}
+			runCase(t, c, mode)
 		})
 	}
 }
 
+// forSurface returns the case as it runs through via, or why it does not
+// run there.
+func forSurface(c attackCase, via surface) (attackCase, string) {
+	if via == viaCodeMode && !c.module {
+		return asModule(c)
+	}
+	return c, ""
+}
+
 // runCase runs one case in this process and checks that the host is
-// unharmed afterwards.
+// unharmed afterwards. A Code Mode case (module) is sent to codemode.run,
+// any other to codecall.execute.
 func runCase(t *testing.T, c attackCase, mode presets.Isolation) {
-	h := newHost(t, config(c, mode))
+	via := c.surface()
+	h := newHost(t, config(c, mode, via))
 
 	// Warm up, so lazily started goroutines and caches count in the
 	// baseline.
@@ -584,14 +675,23 @@ func runCase(t *testing.T, c attackCase, mode presets.Isolation) {
 	count0 := h.countCalls.Load()
 	inputs0 := len(h.inputs())
 
-	r := h.execute(t, c.arguments())
+	var r *response
+	if c.module {
+		args := c.args
+		if args == nil {
+			args = map[string]any{"code": c.script}
+		}
+		r = h.run(t, args)
+	} else {
+		r = h.execute(t, c.arguments())
+	}
 	if c.orWant.status != "" && r.Status == c.orWant.status {
 		checkWant(t, c.orWant, r)
 	} else {
 		checkWant(t, c.want, r)
 	}
 	if r.Status == vm.StatusTimeout {
-		checkPromptTimeout(t, config(c, mode).VM.Timeout, r)
+		checkPromptTimeout(t, config(c, mode, via).VM.Timeout, r)
 	}
 	if strings.Contains(r.raw, marker) {
 		t.Errorf("the marker %q is in the response: a payload ran\n%s", marker, clip(r.raw))
@@ -606,6 +706,12 @@ func runCase(t *testing.T, c attackCase, mode presets.Isolation) {
 	}
 	if n := h.secretCalls.Load(); n != 0 {
 		t.Errorf("the excluded tool test.secret ran %d times", n)
+	}
+	if n := h.vaultCalls.Load(); n != 0 {
+		t.Errorf("the excluded tool vault.open ran %d times", n)
+	}
+	if n := h.chargeCalls.Load(); n != 0 {
+		t.Errorf("test.charge ran %d times without an approval", n)
 	}
 	if c.bypass {
 		if n := h.countCalls.Load() - count0; n != 0 {
@@ -666,9 +772,19 @@ func checkPromptTimeout(t *testing.T, timeout time.Duration, r *response) {
 	}
 }
 
-// followUp runs a trivial plan that must succeed (or come to c.trivial).
+// followUp runs a trivial plan that must succeed (or come to c.trivial);
+// for a Code Mode case, a trivial module too (first, so that a server
+// that stopped serving Code Mode fails the case by that).
 func (h *host) followUp(t *testing.T, c attackCase, when string) {
 	t.Helper()
+	if c.module {
+		h.followUpModule(t, c, when)
+		if c.trivial != nil {
+			// A configuration that refuses every plan: the module's
+			// refusal was checked.
+			return
+		}
+	}
 	r := h.execute(t, map[string]any{"script": "return 1+1"})
 	if c.trivial != nil {
 		if r.Status != c.trivial.status || r.Error == nil || r.Error.Kind != c.trivial.kind {
@@ -712,11 +828,11 @@ func waitFor(t *testing.T, what string, cond func() (bool, string), dump func() 
 // runIsolated runs a case in a child process of the test binary (see
 // TestAttackChild). A plan that kills its process with an unrecoverable
 // Go fatal error fails this case alone.
-func runIsolated(t *testing.T, c attackCase, mode presets.Isolation) {
+func runIsolated(t *testing.T, c attackCase, mode presets.Isolation, via surface) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAttackChild$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), envChildCase+"="+c.id(), envChildMode+"="+string(mode))
+	cmd.Env = append(os.Environ(), envChildCase+"="+c.id(), envChildMode+"="+string(mode), envChildSurface+"="+string(via))
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	switch {
@@ -742,8 +858,9 @@ func lastLines(s string, n int) string {
 }
 
 // TestAttackChild runs the one case named by CODECALLTEST_ATTACK_CASE under
-// the isolation named by CODECALLTEST_ATTACK_MODE; it is the child process
-// of runIsolated and does nothing otherwise.
+// the isolation named by CODECALLTEST_ATTACK_MODE, through the surface
+// named by CODECALLTEST_ATTACK_SURFACE; it is the child process of
+// runIsolated and does nothing otherwise.
 func TestAttackChild(t *testing.T) {
 	id := os.Getenv(envChildCase)
 	if id == "" {
@@ -751,6 +868,10 @@ func TestAttackChild(t *testing.T) {
 	}
 	for _, c := range allCases() {
 		if c.id() == id {
+			c, skip := forSurface(c, surface(os.Getenv(envChildSurface)))
+			if skip != "" {
+				t.Fatalf("case %s does not run through %s: %s", id, os.Getenv(envChildSurface), skip)
+			}
 			runCase(t, c, presets.Isolation(os.Getenv(envChildMode)))
 			return
 		}
@@ -765,6 +886,7 @@ func allCases() []attackCase {
 		constructorCases, pollutionCases, globalCases, coercionCases, proxyCases, jsonCases,
 		loopCases, memoryCases, deepCases, regexCases, outputCases, toolFloodCases,
 		unicodeCases, sanityCases, webCases, timerCases, webMemoryCases, builtinCases,
+		importCases, namespaceCases, resultCases, cmTimerCases, reflectionCases, cmPollutionCases,
 	} {
 		all = append(all, cs...)
 	}

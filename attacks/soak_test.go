@@ -83,7 +83,7 @@ func TestSoakServer(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
 			c := attackCase{preset: presets.Balanced, limits: func(l *presets.Limits) { l.Timeout = 3 * time.Second }}
-			h := newHost(t, config(c, mode))
+			h := newHost(t, config(c, mode, viaExecute))
 			h.followUp(t, c, "warm-up")
 			h.settlePool(t)
 			runtime.GC()

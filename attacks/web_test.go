@@ -255,7 +255,7 @@ func TestTimersDuringApproval(t *testing.T) {
 				func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					return mcp.NewToolResultText(`{"charged":true}`), nil
 				})
-			cfg := config(attackCase{}, mode)
+			cfg := config(attackCase{}, mode, viaExecute)
 			cfg.VM.Timeout = time.Second
 			cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(quietLogger))
 			if err != nil {

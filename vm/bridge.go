@@ -215,7 +215,12 @@ func (r *run) formatLogArg(v goja.Value) string {
 	if _, isFunc := goja.AssertFunction(o); isFunc {
 		return "[Function]"
 	}
-	if o.ClassName() == "Error" {
+	var class string
+	// A revoked proxy (a module has Proxy) throws when asked for its class.
+	if r.tryNested(func() { class = o.ClassName() }) != nil {
+		return r.unserialisable()
+	}
+	if class == "Error" {
 		return r.toStr(o).String()
 	}
 	var out string
@@ -223,12 +228,18 @@ func (r *run) formatLogArg(v goja.Value) string {
 		out = string(r.encodeJSON(o, encodeOptions{what: "console argument", keep: r.logs.remaining() + 1}))
 	})
 	if err != nil {
-		if r.cm != nil {
-			return "[Unserializable Object]"
-		}
-		return "[object]"
+		return r.unserialisable()
 	}
 	return out
+}
+
+// unserialisable is what the console writes for an object it cannot
+// serialise.
+func (r *run) unserialisable() string {
+	if r.cm != nil {
+		return "[Unserializable Object]"
+	}
+	return "[object]"
 }
 
 // tryNested runs f inside a native function and returns the JavaScript

@@ -112,10 +112,16 @@ var classHints = map[string]string{
 	"SandboxLimitError":     "Ask for less (filters, pagination) or split the work across several runs.",
 }
 
-// classProgram defines the error classes. Compiled once; every run that
-// needs them evaluates it in its own runtime and freezes what it made.
+// classProgram evaluates to a function that defines the error classes on
+// the Error constructor it is given. Compiled once; every run that needs
+// them evaluates it in its own runtime, calls it with its intrinsic Error
+// and freezes what it made. The classes are made on first use, when the
+// plan may already have defined an Error of its own on its global object
+// (a module has globalThis): the program names no global, so that what
+// they extend, and what runs when the host makes one of its errors, is
+// the runtime's own.
 var classProgram = sync.OnceValue(func() *goja.Program {
-	return goja.MustCompile("", `(function () {
+	return goja.MustCompile("", `(function (Error) {
 	class CodemodeError extends Error { constructor(message) { super(message); } }
 	class SchemaValidationError extends CodemodeError {}
 	class ToolNotFoundError extends CodemodeError {}
@@ -124,7 +130,7 @@ var classProgram = sync.OnceValue(func() *goja.Program {
 	class AuthenticationError extends ToolCallError {}
 	class SandboxLimitError extends CodemodeError {}
 	return [CodemodeError, SchemaValidationError, ToolNotFoundError, ServerNotFoundError, ToolCallError, AuthenticationError, SandboxLimitError];
-})()`, true)
+})`, true)
 })
 
 // codeModeState is a Code Mode run's own state.
@@ -224,7 +230,15 @@ func (r *run) namespace(m *Module) *goja.Object {
 // freezing all of them on first use.
 func (r *run) errorClass(name string) *goja.Object {
 	if r.cm.classes == nil {
-		arr := r.mustRun(classProgram()).(*goja.Object)
+		define, ok := goja.AssertFunction(r.mustRun(classProgram()))
+		if !ok {
+			panic("vm: the error classes' program is not a function")
+		}
+		v, err := define(goja.Undefined(), r.builtin("Error"))
+		if err != nil {
+			panic(err)
+		}
+		arr := v.(*goja.Object)
 		r.cm.classes = make(map[string]*goja.Object, len(errorClasses))
 		for i, n := range errorClasses {
 			c := object(arr, fmt.Sprint(i))

@@ -183,3 +183,46 @@ func TestCodeModeToolCallLimit(t *testing.T) {
 		t.Fatalf("%s", describe(res))
 	}
 }
+
+// TestCodeModeClassesOwnError checks that the error classes, made on the
+// first failed call when the module does not import @codemode/errors,
+// extend the runtime's Error whatever the module made of the global Error
+// by then, and that none of the module's code runs while the host makes
+// the call's error.
+func TestCodeModeClassesOwnError(t *testing.T) {
+	shopOnly := &CodeMode{Modules: shopModules.Modules[:1]}
+	for name, tamper := range map[string]string{
+		"own class":           `Object.defineProperty(globalThis, 'Error', {value: class extends Object { constructor() { super(); ran++ } }});`,
+		"throwing function":   `Object.defineProperty(globalThis, 'Error', {value: function () { ran++; throw new RangeError('base') }});`,
+		"no global prototype": `Object.setPrototypeOf(g, null);`,
+		"proxy prototype": `Object.setPrototypeOf(g, new Proxy(Object.getPrototypeOf(g), {get(t, k, r) {
+			if (k === 'Error') { ran++; return class {} } return Reflect.get(t, k, r) }}));`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := limits(t, presets.Balanced)
+			rules := ast.RulesFor(l)
+			rules.CodeMode = true
+			body := "const shop = __codemode_modules__[0]; const g = globalThis; let ran = 0;\n" + tamper + `
+				let r; try { await shop.fail({}); } catch (e) { r = [e.name, e.code, e.toolName, ran]; }
+				g.__codemode_result__ = r;`
+			checked, err := ast.Validate(body, rules)
+			if err != nil {
+				t.Fatalf("validate: %v", err)
+			}
+			res := Run(context.Background(), checked, shopHost(), Options{RunID: "cm", Limits: l, CodeMode: shopOnly})
+			if res.Status != StatusOK || string(res.Result) != `["ToolCallError","EXECUTION","shop.fail",0]` {
+				t.Errorf("%s", describe(res))
+			}
+		})
+	}
+}
+
+// TestCodeModeLogRevokedProxy checks that the console falls back for a
+// revoked proxy, which throws when asked for its class (§3.3.1).
+func TestCodeModeLogRevokedProxy(t *testing.T) {
+	res := runModule(t, nil, `const {proxy, revoke} = Proxy.revocable({a: 1}, {}); revoke(); console.log('p', proxy, [proxy]);
+		globalThis.__codemode_result__ = 'done';`)
+	if res.Status != StatusOK || len(res.Logs) != 1 || res.Logs[0].Message != "p [Unserializable Object] [Unserializable Object]" {
+		t.Fatalf("%s; logs %+v", describe(res), res.Logs)
+	}
+}
