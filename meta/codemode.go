@@ -271,7 +271,7 @@ func (h *handlers) capabilities(ctx context.Context, st *State, mods *Modules, i
 		s, ok := mods.Server(id)
 		if !ok {
 			diags = append(diags, Diagnostic{Severity: SeverityWarning, Code: DiagCapability, Path: path, ErrorClass: "ServerNotFoundError",
-				Message: fmt.Sprintf("requested capability %q is not a connected server; importing @codemode/servers/%s will fail", id, codemode.ModulePath(id)),
+				Message: fmt.Sprintf("requested capability %q is not the id of a connected server; a script cannot import it or call its tools", id),
 				Hint:    "Use a server id listServers() returns (connected: " + mods.modulePathsOf(10) + ")."})
 			continue
 		}

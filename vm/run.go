@@ -355,6 +355,7 @@ func (r *run) finish() *Result {
 		res.Result = o.result
 	}
 	res.Metrics = Metrics{DurationMs: float64(time.Since(r.start).Microseconds()) / 1000, ToolCalls: r.toolCalls()}
+	scrubResult(res)
 	return res
 }
 
