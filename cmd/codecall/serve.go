@@ -136,7 +136,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	mux := http.NewServeMux()
 	// The guard answers first, so a request without the token is refused
 	// before its body is read.
-	mux.Handle(*path, newHTTPGuard(limitBody(server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path)), maxRequest), *addr, bearer, origins))
+	mux.Handle(*path, newHTTPGuard(limitBody(server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path), server.WithEventStore(newEventStore())), maxRequest), *addr, bearer, origins))
 	httpSrv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.ListenAndServe() }()
