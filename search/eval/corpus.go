@@ -92,17 +92,23 @@ func LoadCorpus(dir string) (*Corpus, error) {
 	return c, nil
 }
 
-// LoadQueries reads a JSON array of {"query", "expected", "appIds"?}.
-// Expected entries in corpus form ("app/name") become tool names
-// ("app.name"); plain names are kept.
+// LoadQueries reads a JSON array of queries (see ParseQueries) from path.
 func LoadQueries(path string) ([]Query, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("eval: read queries: %w", err)
 	}
+	return ParseQueries(b, path)
+}
+
+// ParseQueries decodes a JSON array of {"query", "expected", "appIds"?,
+// "style"?, "split"?, "appScoped"?}; name is for errors. Expected entries in
+// corpus form ("app/name") become tool names ("app.name"); plain names are
+// kept.
+func ParseQueries(b []byte, name string) ([]Query, error) {
 	var qs []Query
 	if err := json.Unmarshal(b, &qs); err != nil {
-		return nil, fmt.Errorf("eval: decode %s: %w", path, err)
+		return nil, fmt.Errorf("eval: decode %s: %w", name, err)
 	}
 	for i := range qs {
 		for j, e := range qs[i].Expected {
