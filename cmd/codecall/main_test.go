@@ -217,10 +217,10 @@ func TestEval(t *testing.T) {
 		t.Skipf("corpus not found at %s (set CODECALLTEST_CORPUS_DIR): %v", dir, err)
 	}
 	code, out, errOut := runCLI(t, "eval", "--corpus", dir, "--queries", "../../search/testdata/corpus-queries.json")
-	if code != 0 {
+	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"918 tools", "queries-dev.json", "corpus-queries.json", "codecall", "plain BM25", "nDCG@10"} {
+	for _, want := range []string{"918 tools", "own all", "own heldout", "own all paraphrase", "own all app-scoped", "queries-dev.json", "corpus-queries.json", "codecall", "plain BM25", "nDCG@10", "NEG-FLAGGED"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("eval output lacks %q:\n%s", want, out)
 		}
