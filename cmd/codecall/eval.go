@@ -106,7 +106,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "own set (%s): %d queries, %d answerable, %d unanswerable, %d app-scoped\n",
 		eval.OwnSetName, len(own), answerable, len(own)-answerable, scoped)
 	fmt.Fprintf(stdout, "rank metrics are over answerable queries; NEG-FLAGGED: share of unanswerable ones the engine flags (higher is better);\n"+
-		"TOP1-FLAGGED: share of answerable ones with a correct top hit yet flagged (lower is better)\n\n")
+		"TOP1-FLAGGED: share of the queries right at rank 1 that are flagged all the same (lower is better)\n\n")
 
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUERIES\tRANKER\tN\tR@1\tR@5\tR@10\tnDCG@10\tMRR\tNEG\tNEG-FLAGGED\tTOP1-FLAGGED")

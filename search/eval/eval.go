@@ -92,8 +92,9 @@ type Searcher interface {
 // The flag rates measure the low-relevance warning: NegFlagged is the
 // fraction of unanswerable queries whose result carries
 // search.WarnLowRelevance or search.WarnNoResults (higher is better);
-// Top1Flagged is the fraction of answerable queries whose top hit is
-// correct and yet carries search.WarnLowRelevance (lower is better).
+// Top1Flagged is the fraction of the queries answered right at rank 1
+// whose result yet carries search.WarnLowRelevance (lower is better): how
+// often the warning doubts a right answer.
 type Metrics struct {
 	// Queries is the number of answerable queries the averages are over.
 	Queries    int
@@ -238,7 +239,7 @@ func Evaluate(ctx context.Context, s Searcher, queries []Query) (Report, error) 
 // averaged over the answerable ones, and the flag rates.
 func Summarize(outcomes []Outcome) Metrics {
 	var m Metrics
-	var negFlagged, top1Flagged int
+	var negFlagged, top1Right, top1Flagged int
 	for _, o := range outcomes {
 		if !o.Answerable() {
 			m.Unanswerable++
@@ -253,8 +254,11 @@ func Summarize(outcomes []Outcome) Metrics {
 		m.RecallAt10 += o.Metrics.RecallAt10
 		m.NDCG10 += o.Metrics.NDCG10
 		m.MRR += o.Metrics.MRR
-		if o.FirstRank == 1 && slices.Contains(o.Warnings, search.WarnLowRelevance) {
-			top1Flagged++
+		if o.FirstRank == 1 {
+			top1Right++
+			if slices.Contains(o.Warnings, search.WarnLowRelevance) {
+				top1Flagged++
+			}
 		}
 	}
 	if m.Queries > 0 {
@@ -264,7 +268,9 @@ func Summarize(outcomes []Outcome) Metrics {
 		m.RecallAt10 /= f
 		m.NDCG10 /= f
 		m.MRR /= f
-		m.Top1Flagged = float64(top1Flagged) / f
+	}
+	if top1Right > 0 {
+		m.Top1Flagged = float64(top1Flagged) / float64(top1Right)
 	}
 	if m.Unanswerable > 0 {
 		m.NegFlagged = float64(negFlagged) / float64(m.Unanswerable)
