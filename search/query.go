@@ -63,7 +63,7 @@ type form struct {
 
 func newLexicon(ix *Index, cfg config) *lexicon {
 	lx := &lexicon{ix: ix, expand: map[string][]variant{}, phrases: map[string][]phrase{}, stems: map[string]string{}}
-	for _, g := range relatedGroups {
+	for _, g := range slices.Concat(relatedGroups, thesaurusGroups) {
 		forms := make([]form, len(g))
 		for i, m := range g {
 			forms[i] = lx.form(m)
@@ -78,7 +78,7 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 			lx.relate(forms[i], others)
 		}
 	}
-	for _, oneWay := range []map[string][]string{relatedOneWay, cfg.related} {
+	for _, oneWay := range []map[string][]string{relatedOneWay, thesaurusOneWay, cfg.related} {
 		keys := make([]string, 0, len(oneWay))
 		for k := range oneWay {
 			keys = append(keys, k)
