@@ -1,92 +1,63 @@
 package search
 
 import (
-	"context"
-	"strconv"
-	"strings"
+	"math"
 	"testing"
-
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	blevesearch "github.com/blevesearch/bleve/v2/search"
-	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/codecall-go/codecall/catalog"
 )
 
-// TestBM25InEffect checks that the index really scores with BM25: bleve's
-// upsidedown engine (bleve.NewMemOnly) silently falls back to TF-IDF, and
-// so does scorch when the mapping does not ask for BM25.
-func TestBM25InEffect(t *testing.T) {
+// TestBM25F checks the properties the ranking relies on: a term weighs more
+// in a heavier field, repeating a term saturates instead of adding up, a
+// longer description dilutes a term, and related words are not looked for
+// in parameter fields.
+func TestBM25F(t *testing.T) {
 	tools := []*catalog.Tool{
 		{Name: "a.send_message", AppID: "a", Description: "Send a message to a channel."},
-		{Name: "a.list_channels", AppID: "a", Description: "List channels, channels and more channels in the workspace."},
-		{Name: "a.read_file", AppID: "a", Description: "Read a file."},
+		{Name: "a.list_channels", AppID: "a", Description: "List channels in the workspace."},
+		{Name: "a.read_file", AppID: "a", Description: "Read a file; a channel channel channel channel channel channel channel channel."},
+		{Name: "a.archive", AppID: "a", Description: "Archive something in a channel, with a long description that goes on and on about many other things besides."},
+		{Name: "a.post", AppID: "a", Description: "Post.", InputSchema: []byte(`{"type":"object","properties":{"channel":{"type":"string"}}}`)},
 	}
 	ix, err := New(tools)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-
-	q := bleve.NewTermQuery("channel")
-	q.SetField(fieldSpecs[fDesc].name)
-	req := bleve.NewSearchRequest(q)
-	req.Explain = true
-	sr, err := ix.bleve.SearchInContext(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
+	id, ok := ix.terms["channel"]
+	if !ok {
+		t.Fatal("term channel not indexed")
 	}
-	if len(sr.Hits) != 2 {
-		t.Fatalf("got %d hits, want 2", len(sr.Hits))
+	w := map[string]posting{}
+	for _, p := range ix.postings[id] {
+		w[tools[p.doc].Name] = p
 	}
-	for _, h := range sr.Hits {
-		if h.Expl == nil || !strings.Contains(explainText(h.Expl), "as per "+index.BM25Scoring+" model") {
-			t.Fatalf("hit %s not scored with BM25: %s", h.ID, explainText(h.Expl))
+	if len(w) != 5 {
+		t.Fatalf("channel is in %d tools, want 5", len(w))
+	}
+	if !(w["a.list_channels"].full > w["a.send_message"].full) {
+		t.Errorf("a name match (%v) should outweigh a description match (%v)", w["a.list_channels"].full, w["a.send_message"].full)
+	}
+	if r := w["a.read_file"].full / w["a.send_message"].full; r <= 1 || r >= bm25K1+1 {
+		t.Errorf("eight mentions weigh %.2f× one, want between 1 and %.1f (saturation)", r, bm25K1+1)
+	}
+	if !(w["a.archive"].full < w["a.send_message"].full) {
+		t.Errorf("a long description (%v) should dilute the term against a short one (%v)", w["a.archive"].full, w["a.send_message"].full)
+	}
+	if p := w["a.post"]; p.full == 0 || p.narrow != 0 {
+		t.Errorf("a parameter name counts in full (%v) but not for related words (%v)", p.full, p.narrow)
+	}
+	for _, l := range ix.postings {
+		for i := 1; i < len(l); i++ {
+			if l[i-1].doc >= l[i].doc {
+				t.Fatal("postings not in document order")
+			}
 		}
 	}
-	// The same documents under TF-IDF score differently: the setting is
-	// what decides, not the defaults.
-	im, err := newMapping()
-	if err != nil {
-		t.Fatal(err)
+	if got := saturate(0); got != 0 {
+		t.Errorf("saturate(0) = %v", got)
 	}
-	im.ScoringModel = index.TFIDFScoring
-	tfidf, err := bleve.NewUsing("", im, scorch.Name, scorch.Name, nil)
-	if err != nil {
-		t.Fatal(err)
+	if got := saturate(1e9); math.Abs(got-(bm25K1+1)) > 1e-6 {
+		t.Errorf("saturate(∞) = %v, want %v", got, bm25K1+1)
 	}
-	defer tfidf.Close()
-	for i, tool := range tools {
-		if err := tfidf.Index(strconv.Itoa(i), map[string]any{fieldSpecs[fDesc].name: tool.Description}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tr, err := tfidf.SearchInContext(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tr.Hits) != 2 || tr.Hits[0].Score == sr.Hits[0].Score {
-		t.Fatalf("TF-IDF and BM25 agree: %v vs %v", tr.Hits, sr.Hits)
-	}
-	if !strings.Contains(explainText(tr.Hits[0].Expl), "as per "+index.TFIDFScoring+" model") {
-		t.Errorf("control index not scored with TF-IDF: %s", explainText(tr.Hits[0].Expl))
-	}
-}
-
-func explainText(e *blevesearch.Explanation) string {
-	if e == nil {
-		return ""
-	}
-	var b strings.Builder
-	var walk func(e *blevesearch.Explanation)
-	walk = func(e *blevesearch.Explanation) {
-		b.WriteString(e.Message)
-		b.WriteByte('\n')
-		for _, c := range e.Children {
-			walk(c)
-		}
-	}
-	walk(e)
-	return b.String()
 }

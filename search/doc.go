@@ -1,13 +1,19 @@
 // Package search finds the tools that fit an agent's request in a CodeCall
 // catalog.
 //
-// An Index holds an in-memory bleve index (scorch engine, BM25 scoring) over
-// the tools it was built from. Each tool is indexed in weighted fields: its
-// name split into words (snake_case, camelCase, dots, dashes, colons), app
-// id, title, tags, description, and the parameter names and (at low weight)
-// parameter descriptions and enum values of its input schema, all with
-// English analysis (stemming, stop words). The full name is also kept as a
-// keyword, for the exact-name path.
+// An Index is a compact in-memory inverted index over the tools it was
+// built from, scored with BM25F. Each tool is indexed in weighted fields:
+// its name split into words (snake_case, camelCase, dots, dashes, colons),
+// app id, title, tags, description, and the parameter names and (at low
+// weight) parameter descriptions and enum values of its input schema, all
+// with English analysis (bleve's analyzer: stemming, stop words). BM25F
+// adds a term's frequencies across the fields, each times its field's
+// boost and normalised by the field's length, before saturating them once,
+// so a word in the name counts more than the same word in the description
+// without a tool scoring twice for saying it in both. The weights are
+// computed when the index is built; a search only adds them up for the
+// query's terms. The full name is also kept, lower-cased and without
+// separators, for the exact-name path.
 //
 // # Queries
 //
@@ -37,8 +43,8 @@
 //
 // # Scores
 //
-// BM25 retrieves candidates; they are then ranked by how much of the query
-// they cover. Hit.Score is in [0, 1]:
+// BM25F retrieves candidates; they are then ranked by how much of the
+// query they cover. Hit.Score is in [0, 1]:
 //
 //	score = coverage × (0.5 + 0.5·bm25/bm25_best) × (0.85 + 0.15·names/names_best)
 //

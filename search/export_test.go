@@ -1,7 +1,9 @@
 package search
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -39,6 +41,18 @@ func Explain(ix *Index, text string) string {
 			}
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// ScoreLines lists the top hits of text with their coverage, for debugging.
+func ScoreLines(ix *Index, text string, k int) string {
+	rs := ix.resolve(ix.lexicon.parse(text))
+	res, _ := ix.Search(context.Background(), Query{Text: text, TopK: k})
+	var b strings.Builder
+	for _, h := range res.Hits {
+		d := slices.Index(ix.tools, h.Tool)
+		fmt.Fprintf(&b, "%.3f cov=%.3f %s\n", h.Score, ix.coverage(d, rs), h.Tool.Name)
 	}
 	return b.String()
 }

@@ -7,20 +7,14 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
-	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/mapping"
-	index "github.com/blevesearch/bleve_index_api"
+	"github.com/blevesearch/bleve/v2/registry"
 
 	"github.com/codecall-go/codecall/catalog"
 )
@@ -122,12 +116,15 @@ type tuning struct {
 	// cover the query alike, create_issue beats create_issue_link when
 	// the query says nothing about links.
 	namePrecision float64
+	// otherApp scales the score of a tool whose app the query does not
+	// name when it names some app.
+	otherApp float64
 	// boost is each field's BM25 boost, cover its coverage weight.
 	boost, cover [numFields]float64
 }
 
 func defaultTuning() tuning {
-	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15}
+	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75}
 	for f, spec := range fieldSpecs {
 		t.boost[f], t.cover[f] = spec.boost, spec.cover
 	}
@@ -157,7 +154,8 @@ func WithRelatedTerms(extra map[string][]string) Option {
 	}
 }
 
-// Field layout. The bleve boost shapes BM25; the cover weight is how much a
+// Field layout. The boost weighs a field's term frequencies in BM25F; the
+// cover weight is how much a
 // match in the field counts toward query coverage (see the package
 // documentation).
 const (
@@ -165,6 +163,7 @@ const (
 	fApp
 	fTitle
 	fTags
+	fSummary
 	fDesc
 	fParams
 	fParamDesc
@@ -186,29 +185,25 @@ var fieldSpecs = [numFields]fieldSpec{
 	fApp:       {"app", 2.5, 1.0, splitIdent, true},
 	fTitle:     {"title", 2.0, 0.9, splitProse, true},
 	fTags:      {"tags", 1.5, 0.8, splitIdent, true},
+	fSummary:   {"summary", 0.5, 0.7, splitProse, true},
 	fDesc:      {"desc", 1.0, 0.6, splitProse, true},
 	fParams:    {"params", 0.8, 0.45, splitIdent, false},
 	fParamDesc: {"paramdesc", 0.3, 0.3, splitProse, false},
 }
 
-// Keyword fields, used for filters and the exact-name path.
-const (
-	kwName   = "nameExact"
-	kwShort  = "shortExact"
-	kwApp    = "appId"
-	kwTag    = "tag"
-	kwSource = "source"
-)
-
-const surfaceAnalyzer = "cc_surface"
-
 // Index is a searchable, immutable set of tools. It is safe for concurrent
 // use; Close releases it.
 type Index struct {
 	cfg    config
-	bleve  bleve.Index
 	tools  []*catalog.Tool
 	closed atomic.Bool
+
+	// postings is the inverted index: for each term id, the tools that
+	// hold it with their BM25F weight. exact maps the lower-cased forms of
+	// every tool's name (see keywordForms) to the tools that have them.
+	postings [][]posting
+	exact    map[string][]uint32
+	acc      accPool
 
 	// nameGrams holds every run of two or more consecutive name parts,
 	// joined and lower-cased ("pullrequest" from create_pull_request):
@@ -217,7 +212,10 @@ type Index struct {
 	// apps maps a lower-cased app id to its spelling in the catalog.
 	apps    map[string]string
 	appList []string // sorted spellings, for warnings
-	tags    map[string]bool
+	// appNames maps the forms a query may name an app in to its
+	// lower-cased id (see indexAppNames).
+	appNames map[string]string
+	tags     map[string]bool
 
 	en, surface analysis.Analyzer
 
@@ -249,10 +247,6 @@ func New(tools []*catalog.Tool, opts ...Option) (*Index, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	im, err := newMapping()
-	if err != nil {
-		return nil, err
-	}
 	ix := &Index{
 		cfg:       cfg,
 		nameGrams: map[string]bool{},
@@ -260,97 +254,58 @@ func New(tools []*catalog.Tool, opts ...Option) (*Index, error) {
 		tags:      map[string]bool{},
 		terms:     map[string]uint32{},
 		vocab:     map[int][]surfaceWord{},
+		exact:     map[string][]uint32{},
 	}
-	if ix.en = im.AnalyzerNamed(en.AnalyzerName); ix.en == nil {
-		return nil, errors.New("search: English analyzer not registered")
-	}
-	if ix.surface = im.AnalyzerNamed(surfaceAnalyzer); ix.surface == nil {
-		return nil, errors.New("search: surface analyzer not registered")
+	var err error
+	if ix.en, ix.surface, err = analyzers(); err != nil {
+		return nil, err
 	}
 	for _, t := range tools {
 		if t != nil {
 			ix.tools = append(ix.tools, t)
 		}
 	}
-
-	// An in-memory scorch index: bleve.NewMemOnly would pick upsidedown,
-	// which ignores the mapping's BM25 scoring model. An empty path keeps
-	// scorch unpersisted (no files, no merger or persister goroutines).
-	bi, err := bleve.NewUsing("", im, scorch.Name, scorch.Name, nil)
-	if err != nil {
-		return nil, fmt.Errorf("search: create index: %w", err)
-	}
-	ix.bleve = bi
-
 	b := newBuilder(ix)
-	batch := bi.NewBatch()
 	for i, t := range ix.tools {
-		doc := b.add(i, t)
-		if err := batch.Index(strconv.Itoa(i), doc); err != nil {
-			_ = bi.Close()
-			return nil, fmt.Errorf("search: index tool %q: %w", t.Name, err)
-		}
-	}
-	if err := bi.Batch(batch); err != nil {
-		_ = bi.Close()
-		return nil, fmt.Errorf("search: index %d tools: %w", len(ix.tools), err)
+		b.add(i, t)
 	}
 	b.finish()
 	ix.lexicon = newLexicon(ix, cfg)
 	return ix, nil
 }
 
-func newMapping() (*mapping.IndexMappingImpl, error) {
-	im := bleve.NewIndexMapping()
-	// BM25 is honoured by scorch only; see New.
-	im.ScoringModel = index.BM25Scoring
-	im.DefaultAnalyzer = en.AnalyzerName
-	im.IndexDynamic = false
-	im.StoreDynamic = false
-	im.DocValuesDynamic = false
-	err := im.AddCustomAnalyzer(surfaceAnalyzer, map[string]any{
-		"type":          custom.Name,
-		"tokenizer":     unicode.Name,
-		"token_filters": []any{lowercase.Name},
-	})
+// analyzers returns the English analyzer (tokenizer, possessives, lower
+// case, stop words, Porter stemming), which gives the index its terms,
+// and the surface analyzer (words, lower-cased), which gives the words a
+// fuzzy correction can suggest.
+func analyzers() (english, surface analysis.Analyzer, err error) {
+	english, err = registry.NewCache().AnalyzerNamed(en.AnalyzerName)
 	if err != nil {
-		return nil, fmt.Errorf("search: surface analyzer: %w", err)
+		return nil, nil, fmt.Errorf("search: English analyzer: %w", err)
 	}
-	field := func(analyzer string) *mapping.FieldMapping {
-		fm := bleve.NewTextFieldMapping()
-		fm.Analyzer = analyzer
-		fm.Store = false
-		fm.IncludeInAll = false
-		fm.IncludeTermVectors = false
-		fm.DocValues = false
-		return fm
+	surface = &analysis.DefaultAnalyzer{
+		Tokenizer:    unicode.NewUnicodeTokenizer(),
+		TokenFilters: []analysis.TokenFilter{lowercase.NewLowerCaseFilter()},
 	}
-	dm := bleve.NewDocumentStaticMapping()
-	for _, f := range fieldSpecs {
-		dm.AddFieldMappingsAt(f.name, field(en.AnalyzerName))
-	}
-	for _, k := range []string{kwName, kwShort, kwApp, kwTag, kwSource} {
-		dm.AddFieldMappingsAt(k, field(keyword.Name))
-	}
-	im.DefaultMapping = dm
-	return im, nil
+	return english, surface, nil
 }
 
-// builder collects the coverage data while the bleve documents are made.
+// builder collects the index's tables tool by tool.
 type builder struct {
 	ix       *Index
 	stems    map[string]string // surface word → stem ("" for a stop word)
 	surfaces map[string]*surfaceWord
 	masks    map[uint32]uint8
 	seen     map[string]bool
+	pb       postingsBuilder
 }
 
 func newBuilder(ix *Index) *builder {
 	return &builder{ix: ix, stems: map[string]string{}, surfaces: map[string]*surfaceWord{}, masks: map[uint32]uint8{}, seen: map[string]bool{}}
 }
 
-// add records tool i and returns its bleve document.
-func (b *builder) add(i int, t *catalog.Tool) map[string]any {
+// add records tool i.
+func (b *builder) add(i int, t *catalog.Tool) {
 	ix := b.ix
 	var text [numFields]string
 	text[fName] = t.Name
@@ -361,18 +316,18 @@ func (b *builder) add(i int, t *catalog.Tool) map[string]any {
 	}
 
 	text[fTags] = strings.Join(t.Tags, " ")
+	text[fSummary] = firstSentence(t.Description)
 	text[fDesc] = t.Description
 	text[fParams], text[fParamDesc] = schemaText(t.InputSchema)
 
-	doc := make(map[string]any, numFields+5)
 	clear(b.masks)
 	clear(b.seen)
+	b.pb.begin()
 	for f, spec := range fieldSpecs {
 		if text[f] == "" {
 			continue
 		}
 		prepared := expandCompounds(text[f], spec.mode, true)
-		doc[spec.name] = prepared
 		for _, tok := range ix.surface.Analyze([]byte(prepared)) {
 			w := string(tok.Term)
 			stem := b.stem(w)
@@ -386,6 +341,7 @@ func (b *builder) add(i int, t *catalog.Tool) map[string]any {
 				ix.df = append(ix.df, 0)
 			}
 			b.masks[id] |= 1 << f
+			b.pb.count(id, f)
 			// Surface words feed the fuzzy fallback. Parameter prose is
 			// long free text, too noisy to suggest spellings from.
 			if f != fParamDesc && !b.seen[w] && len(w) >= 3 {
@@ -409,6 +365,7 @@ func (b *builder) add(i int, t *catalog.Tool) map[string]any {
 	}
 	slices.Sort(packed)
 	ix.docs = append(ix.docs, packed)
+	b.pb.end()
 
 	appStems := map[string]bool{}
 	for _, p := range wordsOf(t.AppID) {
@@ -429,34 +386,29 @@ func (b *builder) add(i int, t *catalog.Tool) map[string]any {
 			ix.nameGrams[strings.ToLower(strings.Join(parts[i:j], ""))] = true
 		}
 	}
-	// The exact-name path looks names up as keywords: as written
-	// (case-insensitive) and without separators, so that "createIssue",
-	// "github/create_issue" and "create-issue" find create_issue too.
+	// The exact-name path looks names up as written (case-insensitive)
+	// and without separators, so that "createIssue", "github/create_issue"
+	// and "create-issue" find create_issue too.
 	lname := strings.ToLower(t.Name)
-	doc[kwName] = keywordForms(lname)
+	forms := keywordForms(lname)
 	if s := shortName(lname, strings.ToLower(t.AppID)); s != "" {
-		doc[kwShort] = keywordForms(s)
+		forms = append(forms, keywordForms(s)...)
+	}
+	for _, k := range forms {
+		if docs := ix.exact[k]; len(docs) == 0 || docs[len(docs)-1] != uint32(i) {
+			ix.exact[k] = append(docs, uint32(i))
+		}
 	}
 	if t.AppID != "" {
 		la := strings.ToLower(t.AppID)
-		doc[kwApp] = la
 		if _, ok := ix.apps[la]; !ok {
 			ix.apps[la] = t.AppID
 			ix.appList = append(ix.appList, t.AppID)
 		}
 	}
-	if len(t.Tags) > 0 {
-		lt := make([]any, len(t.Tags))
-		for k, tag := range t.Tags {
-			lt[k] = strings.ToLower(tag)
-			ix.tags[strings.ToLower(tag)] = true
-		}
-		doc[kwTag] = lt
+	for _, tag := range t.Tags {
+		ix.tags[strings.ToLower(tag)] = true
 	}
-	if t.Source != "" {
-		doc[kwSource] = strings.ToLower(string(t.Source))
-	}
-	return doc
 }
 
 // stem returns the English-analyzer form of one lower-cased word, "" for a
@@ -471,6 +423,8 @@ func (b *builder) stem(w string) string {
 }
 
 func (b *builder) finish() {
+	b.ix.postings = b.pb.build(len(b.ix.df), b.ix.cfg.boost, b.ix.df)
+	b.ix.indexAppNames()
 	for _, sw := range b.surfaces {
 		n := len([]rune(sw.word))
 		b.ix.vocab[n] = append(b.ix.vocab[n], *sw)
@@ -483,13 +437,32 @@ func (b *builder) finish() {
 	})
 }
 
+// firstSentence returns the first sentence of a description, where tools
+// say what they do; the rest is usually how.
+func firstSentence(d string) string {
+	d = strings.TrimSpace(d)
+	for i := 0; i < len(d); i++ {
+		switch d[i] {
+		case '\n':
+			if i > 0 {
+				return d[:i]
+			}
+		case '.', '!', '?':
+			if i+1 == len(d) || d[i+1] == ' ' || d[i+1] == '\n' {
+				return d[:i]
+			}
+		}
+	}
+	return d
+}
+
 // keywordForms returns a lower-cased name and, when it differs, the name
 // without separators.
-func keywordForms(name string) []any {
+func keywordForms(name string) []string {
 	if n := squash(name); n != name {
-		return []any{name, n}
+		return []string{name, n}
 	}
-	return []any{name}
+	return []string{name}
 }
 
 // squash removes identifier separators: "create_issue" → "createissue".
@@ -594,12 +567,7 @@ var ErrClosed = errors.New("search: index closed")
 // Close releases the index. Searches after Close fail with ErrClosed;
 // closing twice is harmless.
 func (ix *Index) Close() error {
-	if ix.closed.Swap(true) {
-		return nil
-	}
-	if err := ix.bleve.Close(); err != nil {
-		return fmt.Errorf("search: close index: %w", err)
-	}
+	ix.closed.Store(true)
 	return nil
 }
 

@@ -216,6 +216,14 @@ func (lx *lexicon) parseText(text string) []concept {
 			i += len(p.words)
 			continue
 		}
+		if c, n := lx.compound(words, i); n > 0 {
+			if !negated {
+				add(c)
+			}
+			negated = false
+			i += n
+			continue
+		}
 		w := words[i]
 		i++
 		if negationWords[w.text] {
@@ -240,12 +248,70 @@ func (lx *lexicon) parseText(text string) []concept {
 			continue
 		}
 		c := lx.wordConcept(w.text, s, 1)
+		if stateWords[w.text] && len(cs) > 0 && i < len(words) && lx.contentWord(words[i].text) {
+			// "list a customer's open tickets": after the request's verb,
+			// a state word before a noun describes the things wanted; it
+			// does not ask to open, close or create anything.
+			c.variants = c.variants[:1]
+			c.value = true
+		}
 		// A capitalised word the catalog does not know is a name ("ask
 		// Priya", "flights to Lisbon"): a value for the tool, not the need.
 		c.value = w.value || (w.capital && !lx.ix.knownConcept(c))
 		add(c)
 	}
 	return cs
+}
+
+// stateWords are words that name an operation as verbs and a state as
+// adjectives ("open a ticket" vs "open tickets").
+var stateWords = map[string]bool{
+	"open": true, "new": true, "closed": true, "close": true, "running": true,
+	"active": true, "pending": true, "failed": true, "failing": true,
+	"stopped": true, "paused": true, "archived": true, "deleted": true,
+	"merged": true, "draft": true, "published": true, "resolved": true,
+	"completed": true, "finished": true, "scheduled": true, "started": true,
+	"locked": true, "muted": true, "disabled": true, "enabled": true,
+	"assigned": true, "unassigned": true, "unread": true, "starred": true,
+}
+
+// contentWord reports whether w can name what a request is about: not a
+// stop word, filler, negation or number.
+func (lx *lexicon) contentWord(w string) bool {
+	return !queryFillerWords[w] && !negationWords[w] && !isNumber(w) && analyzeWord(lx.ix.en, w) != ""
+}
+
+// compound recognises a word the catalog writes as one and the query as
+// two ("data sources" for datasources), or the reverse ("datasources" for
+// "data source"). It returns the concept and the number of query words it
+// spans, 0 when there is none at words[i].
+func (lx *lexicon) compound(words []queryWord, i int) (concept, int) {
+	w := words[i].text
+	if i+1 < len(words) && lx.contentWord(w) && lx.contentWord(words[i+1].text) {
+		next := words[i+1].text
+		joined := analyzeWord(lx.ix.en, w+next)
+		if joined != "" && lx.ix.hasTerm(joined) {
+			a, b := analyzeWord(lx.ix.en, w), analyzeWord(lx.ix.en, next)
+			return concept{text: w + " " + next, variants: []variant{
+				{terms: []string{joined}, own: true, scale: 1},
+				{terms: []string{a, b}, own: true, scale: 1},
+			}}, 2
+		}
+	}
+	const minPart = 3
+	s := analyzeWord(lx.ix.en, w)
+	if s == "" || lx.ix.hasTerm(s) || len(w) < 2*minPart || !lx.contentWord(w) {
+		return concept{}, 0
+	}
+	for k := len(w) - minPart; k >= minPart; k-- {
+		a, b := analyzeWord(lx.ix.en, w[:k]), analyzeWord(lx.ix.en, w[k:])
+		if a != "" && b != "" && lx.ix.hasTerm(a) && lx.ix.hasTerm(b) {
+			c := lx.wordConcept(w, s, 1)
+			c.variants = append(c.variants, variant{terms: []string{a, b}, own: true, scale: 1})
+			return c, 1
+		}
+	}
+	return concept{}, 0
 }
 
 // queryWord is one lower-cased word of a query. value marks a part of an

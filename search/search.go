@@ -9,9 +9,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search/query"
-
 	"github.com/codecall-go/codecall/catalog"
 )
 
@@ -21,7 +18,7 @@ const (
 	// word is weaker evidence than a word the agent wrote.
 	fuzzyWeight = 0.85
 	// minCandidates is how many BM25 hits are re-ranked at least.
-	minCandidates = 50
+	minCandidates = 100
 	// maxListedApps bounds the app list in an unknown_app warning.
 	maxListedApps = 10
 )
@@ -47,12 +44,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 		return res, nil
 	}
 	res.TotalAvailable = f.count(ix)
+	if f.apps == nil {
+		f.named = ix.namedApps(q.Text)
+	}
 
 	text := strings.TrimSpace(q.Text)
-	exact, err := ix.exactHits(ctx, text, f)
-	if err != nil {
-		return Result{}, err
-	}
+	exact := ix.exactHits(text, f)
 	concepts := ix.lexicon.parse(text)
 	if len(concepts) == 0 && len(exact) == 0 {
 		for i, t := range ix.tools {
@@ -118,35 +115,24 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 // name without the app prefix, compared case-insensitively, then the same
 // without separators. Full-name matches come first. Only a query of one
 // word can be a name.
-func (ix *Index) exactHits(ctx context.Context, text string, f *filter) ([]int, error) {
+func (ix *Index) exactHits(text string, f *filter) []int {
 	key := strings.ToLower(strings.Trim(text, "`'\" "))
 	if key == "" || strings.ContainsFunc(key, unicode.IsSpace) {
-		return nil, nil
+		return nil
 	}
 	sk := squash(key)
-	var qs []query.Query
-	for _, field := range []string{kwName, kwShort} {
-		for _, k := range []string{key, sk} {
-			tq := bleve.NewTermQuery(k)
-			tq.SetField(field)
-			qs = append(qs, tq)
+	var found []uint32
+	for _, k := range []string{key, sk} {
+		for _, d := range ix.exact[k] {
+			if !slices.Contains(found, d) && f.pass(ix.tools[d]) {
+				found = append(found, d)
+			}
 		}
-	}
-	var q query.Query = bleve.NewDisjunctionQuery(qs...)
-	if f.query != nil {
-		q = &query.BooleanQuery{Should: q, Filter: f.query}
-	}
-	sr, err := ix.bleve.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, 50, 0, false))
-	if err != nil {
-		return nil, fmt.Errorf("search: exact name: %w", err)
 	}
 	type match struct{ doc, tier int }
-	ms := make([]match, 0, len(sr.Hits))
-	for _, h := range sr.Hits {
-		doc, err := strconv.Atoi(h.ID)
-		if err != nil || doc < 0 || doc >= len(ix.tools) {
-			return nil, fmt.Errorf("search: unexpected document id %q", h.ID)
-		}
+	ms := make([]match, 0, len(found))
+	for _, d := range found {
+		doc := int(d)
 		name := strings.ToLower(ix.tools[doc].Name)
 		short := shortName(name, strings.ToLower(ix.tools[doc].AppID))
 		tier := 3
@@ -170,7 +156,7 @@ func (ix *Index) exactHits(ctx context.Context, text string, f *filter) ([]int, 
 	for i, m := range ms {
 		docs[i] = m.doc
 	}
-	return docs, nil
+	return docs
 }
 
 type scored struct {
@@ -330,13 +316,16 @@ func (t *tuning) boostWeight(v variant) float64 {
 	return v.scale * t.expandBoost
 }
 
-// rank runs the BM25 query for the concepts and re-ranks the candidates by
-// coverage.
+// rank scores the tools with BM25F over the concepts' terms and re-ranks
+// the best candidates by coverage.
 func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([]scored, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	weights := map[string]float64{}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	weights := map[uint32]float64{}
 	for _, c := range cs {
 		scale := 1.0
 		if c.value {
@@ -344,8 +333,8 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 		}
 		for _, v := range c.variants {
 			for _, t := range v.terms {
-				if _, ok := ix.terms[t]; ok {
-					weights[t] = max(weights[t], scale*ix.cfg.boostWeight(v))
+				if id, ok := ix.terms[t]; ok {
+					weights[id] = max(weights[id], scale*ix.cfg.boostWeight(v))
 				}
 			}
 		}
@@ -353,34 +342,18 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 	if len(weights) == 0 {
 		return nil, nil
 	}
-	terms := make([]string, 0, len(weights))
-	for t := range weights {
-		terms = append(terms, t)
+	terms := make([]weightedTerm, 0, len(weights))
+	for id, w := range weights {
+		terms = append(terms, weightedTerm{id: id, weight: w * ix.idf(ix.df[id]), narrow: w < fuzzyWeight})
 	}
-	slices.Sort(terms) // a fixed clause order keeps float sums, and ties, stable
-	clauses := make([]query.Query, 0, len(terms)*numFields)
-	for _, t := range terms {
-		w := weights[t]
-		for f, spec := range fieldSpecs {
-			if w < fuzzyWeight && !spec.expand {
-				continue
-			}
-			tq := bleve.NewTermQuery(t)
-			tq.SetField(spec.name)
-			tq.SetBoost(w * ix.cfg.boost[f])
-			clauses = append(clauses, tq)
-		}
+	// A fixed term order keeps float sums, and so ties, stable.
+	slices.SortFunc(terms, func(a, b weightedTerm) int { return cmp.Compare(a.id, b.id) })
+	var keep func(int) bool
+	if f.restricted {
+		keep = func(d int) bool { return f.pass(ix.tools[d]) }
 	}
-	var q query.Query = bleve.NewDisjunctionQuery(clauses...)
-	if f.query != nil {
-		q = &query.BooleanQuery{Should: q, Filter: f.query}
-	}
-	req := bleve.NewSearchRequestOptions(q, max(minCandidates, 4*topK), 0, false)
-	sr, err := ix.bleve.SearchInContext(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	if len(sr.Hits) == 0 {
+	cands := ix.bm25Candidates(terms, max(minCandidates, 4*topK), keep)
+	if len(cands) == 0 {
 		return nil, nil
 	}
 	rs := ix.resolve(cs)
@@ -394,35 +367,25 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 	}
 	// BM25 and name precision shape the order relative to the best
 	// candidate, so that the best hit's score stays its coverage.
-	bestBM25, bestPrec := sr.Hits[0].Score, 0.0
-	docs := make([]int, len(sr.Hits))
-	prec := make([]float64, len(sr.Hits))
-	for i, h := range sr.Hits {
-		doc, err := strconv.Atoi(h.ID)
-		if err != nil || doc < 0 || doc >= len(ix.tools) {
-			return nil, fmt.Errorf("search: unexpected document id %q", h.ID)
-		}
-		docs[i] = doc
-		prec[i] = ix.namePrecision(doc, queryTerms)
+	bestBM25, bestPrec := cands[0].score, 0.0
+	prec := make([]float64, len(cands))
+	for i, c := range cands {
+		prec[i] = ix.namePrecision(c.doc, queryTerms)
 		bestPrec = max(bestPrec, prec[i])
 	}
-	out := make([]scored, 0, len(sr.Hits))
-	for i, h := range sr.Hits {
-		s := ix.coverage(docs[i], rs) *
-			relative(h.Score, bestBM25, ix.cfg.bm25Share) *
+	out := make([]scored, 0, len(cands))
+	for i, c := range cands {
+		s := ix.coverage(c.doc, rs) *
+			relative(c.score, bestBM25, ix.cfg.bm25Share) *
 			relative(prec[i], bestPrec, ix.cfg.namePrecision)
+		if f.named != nil && !f.named[strings.ToLower(ix.tools[c.doc].AppID)] {
+			s *= ix.cfg.otherApp
+		}
 		if s > 0 {
-			out = append(out, scored{doc: docs[i], score: s})
+			out = append(out, scored{doc: c.doc, score: s})
 		}
 	}
-	// Catalog order breaks ties: bleve numbers documents in the order its
-	// concurrent analysis finishes, which differs from build to build.
-	slices.SortFunc(out, func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.doc, b.doc)
-	})
+	slices.SortFunc(out, byScore)
 	return out, nil
 }
 
@@ -508,13 +471,15 @@ func clip(s string, n int) string {
 // filter is a Query's restrictions, prepared once per search.
 type filter struct {
 	apps, tags, sources map[string]bool
-	query               query.Query // nil when nothing is restricted
-	none                bool        // the filter can match no tool
+	restricted          bool // some tools may not pass
+	// named are the apps the query's words name, when the query is not
+	// restricted to apps already; other apps' tools rank lower.
+	named map[string]bool
+	none  bool // the filter can match no tool
 }
 
 func (ix *Index) newFilter(q Query, res *Result) *filter {
 	f := &filter{}
-	var parts []query.Query
 	if len(q.AppIDs) > 0 {
 		f.apps = map[string]bool{}
 		var unknown []string
@@ -533,7 +498,7 @@ func (ix *Index) newFilter(q Query, res *Result) *filter {
 			f.none = true
 			return f
 		}
-		parts = append(parts, anyTerm(kwApp, f.apps))
+		f.restricted = true
 	}
 	if len(q.Tags) > 0 {
 		f.tags = map[string]bool{}
@@ -554,7 +519,7 @@ func (ix *Index) newFilter(q Query, res *Result) *filter {
 			f.none = true
 			return f
 		}
-		parts = append(parts, anyTerm(kwTag, f.tags))
+		f.restricted = true
 	}
 	if len(q.Sources) > 0 {
 		f.sources = map[string]bool{}
@@ -575,34 +540,9 @@ func (ix *Index) newFilter(q Query, res *Result) *filter {
 			f.none = true
 			return f
 		}
-		parts = append(parts, anyTerm(kwSource, f.sources))
-	}
-	switch len(parts) {
-	case 0:
-	case 1:
-		f.query = parts[0]
-	default:
-		f.query = bleve.NewConjunctionQuery(parts...)
+		f.restricted = true
 	}
 	return f
-}
-
-func anyTerm(field string, values map[string]bool) query.Query {
-	keys := make([]string, 0, len(values))
-	for v := range values {
-		keys = append(keys, v)
-	}
-	slices.Sort(keys)
-	qs := make([]query.Query, len(keys))
-	for i, v := range keys {
-		tq := bleve.NewTermQuery(v)
-		tq.SetField(field)
-		qs[i] = tq
-	}
-	if len(qs) == 1 {
-		return qs[0]
-	}
-	return bleve.NewDisjunctionQuery(qs...)
 }
 
 // pass reports whether t satisfies the filter.
@@ -624,7 +564,7 @@ func (f *filter) pass(t *catalog.Tool) bool {
 
 // count returns the number of tools that pass the filter.
 func (f *filter) count(ix *Index) int {
-	if f.query == nil {
+	if !f.restricted {
 		return len(ix.tools)
 	}
 	n := 0
