@@ -247,14 +247,14 @@ func (lx *lexicon) parseText(text string) []concept {
 			}
 			continue
 		}
-		c := lx.wordConcept(w.text, s, 1)
 		if stateWords[w.text] && len(cs) > 0 && i < len(words) && lx.contentWord(words[i].text) {
 			// "list a customer's open tickets": after the request's verb,
 			// a state word before a noun describes the things wanted; it
-			// does not ask to open, close or create anything.
-			c.variants = c.variants[:1]
-			c.value = true
+			// does not ask to open, close or create anything, and a tool
+			// named for doing so is the wrong one.
+			continue
 		}
+		c := lx.wordConcept(w.text, s, 1)
 		// A capitalised word the catalog does not know is a name ("ask
 		// Priya", "flights to Lisbon"): a value for the tool, not the need.
 		c.value = w.value || (w.capital && !lx.ix.knownConcept(c))
@@ -266,7 +266,7 @@ func (lx *lexicon) parseText(text string) []concept {
 // stateWords are words that name an operation as verbs and a state as
 // adjectives ("open a ticket" vs "open tickets").
 var stateWords = map[string]bool{
-	"open": true, "new": true, "closed": true, "close": true, "running": true,
+	"open": true, "closed": true, "close": true, "running": true,
 	"active": true, "pending": true, "failed": true, "failing": true,
 	"stopped": true, "paused": true, "archived": true, "deleted": true,
 	"merged": true, "draft": true, "published": true, "resolved": true,
