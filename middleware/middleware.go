@@ -34,7 +34,6 @@ import (
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
-	"github.com/codecall-go/codecall/search"
 	"github.com/codecall-go/codecall/typescript"
 )
 
@@ -58,6 +57,8 @@ type CodeCall struct {
 	gens *generations
 	iso  *isolation
 	rl   *reloader
+
+	emb embedders // the embedding model of search.embeddings, kept across generations
 
 	metrics   metric.Registration
 	stop      context.CancelFunc
@@ -162,7 +163,7 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 	if err != nil {
 		return nil, err
 	}
-	idx, err := search.New(snap.Enabled(), search.WithLowRelevance(cfg.Search.LowRelevance))
+	idx, err := c.buildIndex(cfg.Search, snap.Enabled())
 	if err != nil {
 		if old == nil || auditLog != old.state.Audit {
 			_ = auditLog.Close()

@@ -205,6 +205,53 @@ type SearchConfig struct {
 	// LowRelevance is the relevance (0..1, relative to an exact match) under
 	// which a result set carries a low-relevance warning (default 0.35).
 	LowRelevance float64 `koanf:"lowRelevance" json:"lowRelevance"`
+	// Embeddings turns on optional dense retrieval with an embedding
+	// model (off by default: search is lexical and needs no model).
+	Embeddings EmbeddingsConfig `koanf:"embeddings" json:"embeddings"`
+}
+
+// The embedding providers of search.embeddings.provider.
+const (
+	// EmbeddingsOff (the empty string) leaves search lexical only.
+	EmbeddingsOff = ""
+	// EmbeddingsOpenAI calls a server speaking the OpenAI embeddings API
+	// (OpenAI, Ollama, llama.cpp's server, vLLM).
+	EmbeddingsOpenAI = "openai"
+	// EmbeddingsModel2Vec runs a model2vec static model in process.
+	EmbeddingsModel2Vec = "model2vec"
+)
+
+// EmbeddingsProviders lists the valid values of search.embeddings.provider.
+var EmbeddingsProviders = []string{EmbeddingsOff, EmbeddingsOpenAI, EmbeddingsModel2Vec}
+
+// DefaultEmbeddingsWeight is the default search.embeddings.weight: the
+// lexical ranking keeps most of the say, which the low-relevance threshold
+// was tuned on.
+const DefaultEmbeddingsWeight = 0.3
+
+// EmbeddingsConfig configures search.embeddings, the optional dense
+// retrieval of codecall.search. No model is shipped: the user points to a
+// server or to a model directory. When the model cannot be reached or
+// loaded, CodeCall logs a warning and searches lexically.
+type EmbeddingsConfig struct {
+	// Provider is "" (off, the default), "openai" or "model2vec".
+	Provider string `koanf:"provider" json:"provider"`
+	// URL is the base URL of an OpenAI-compatible server (provider
+	// openai), such as http://localhost:11434 for Ollama.
+	URL string `koanf:"url" json:"url"`
+	// Model is the server's model name (provider openai), such as
+	// nomic-embed-text.
+	Model string `koanf:"model" json:"model"`
+	// APIKeyEnv names the environment variable that holds the API key
+	// (provider openai); the key itself stays out of the file. Empty for
+	// servers that need none.
+	APIKeyEnv string `koanf:"apiKeyEnv" json:"apiKeyEnv"`
+	// Path is the model2vec model directory (provider model2vec), holding
+	// model.safetensors and tokenizer.json; relative to the config file.
+	Path string `koanf:"path" json:"path"`
+	// Weight (0..1, default 0.3) is the share of a result's score given to
+	// embedding similarity.
+	Weight float64 `koanf:"weight" json:"weight"`
 }
 
 // DescribeConfig tunes codecall.describe.
@@ -466,7 +513,7 @@ func Default() Config {
 		Surfaces:    []Surface{SurfaceCodeCall},
 		Preset:      Secure,
 		MetaTools:   MetaToolsConfig{Prefix: "codecall."},
-		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.35},
+		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.35, Embeddings: EmbeddingsConfig{Weight: DefaultEmbeddingsWeight}},
 		Describe:    DescribeConfig{MaxDefinitions: 8},
 		DirectCalls: DirectCallsConfig{Enabled: false},
 		Audit:       AuditConfig{Path: ""},

@@ -29,6 +29,13 @@
 //	search.topK              int      results when a request gives none, >= 1 (default 8)
 //	search.maxTopK           int      most results a request may ask for, >= topK (default 50)
 //	search.lowRelevance      number   0..1; under it a result set carries a warning (default 0.35)
+//	search.embeddings        mapping  optional dense retrieval with an embedding model (default off):
+//	  provider               string   "" (off) | openai | model2vec
+//	  url                    string   openai: base URL of an OpenAI-compatible server (http://localhost:11434)
+//	  model                  string   openai: the server's model name (nomic-embed-text)
+//	  apiKeyEnv              string   openai: name of the environment variable holding the API key
+//	  path                   path     model2vec: model directory, relative to the file
+//	  weight                 number   (0, 1]: share of the score given to embedding similarity (default 0.3)
 //	describe.maxDefinitions  int      most tools one describe call returns, >= 1 (default 10)
 //	include                  [glob]   tools CodeCall may reach; empty means all (default empty)
 //	exclude                  [glob]   tools CodeCall never reaches; wins over include (default empty)

@@ -37,8 +37,8 @@ func LoadEnv(path string, env []string) (Config, error) {
 }
 
 // parseFile parses the contents of the config file at path. Policy paths
-// in a file are relative to the file, so a config and its policies can
-// move together; Load and every reload resolve them the same way.
+// and the embedding model's path in a file are relative to the file, so a
+// config and what it names can move together; Load and every reload resolve them the same way.
 func parseFile(path string, data []byte, env []string) (Config, error) {
 	cfg, err := parse(path, data, env)
 	if err != nil {
@@ -49,6 +49,9 @@ func parseFile(path string, data []byte, env []string) (Config, error) {
 		if !filepath.IsAbs(p) {
 			cfg.Policy.Paths[i] = filepath.Join(base, p)
 		}
+	}
+	if p := cfg.Search.Embeddings.Path; p != "" && !filepath.IsAbs(p) {
+		cfg.Search.Embeddings.Path = filepath.Join(base, p)
 	}
 	return cfg, nil
 }

@@ -2,6 +2,7 @@ package presets
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -68,6 +69,7 @@ func (c Config) issues() []issue {
 	if !(c.Search.LowRelevance >= 0 && c.Search.LowRelevance <= 1) {
 		add(search.field("lowRelevance"), "must be between 0 and 1, got %v", c.Search.LowRelevance)
 	}
+	out = append(out, c.Search.Embeddings.issues(search.field("embeddings"))...)
 	if c.Describe.MaxDefinitions < 1 {
 		add(root.field("describe").field("maxDefinitions"), "must be at least 1, got %d", c.Describe.MaxDefinitions)
 	}
@@ -311,4 +313,66 @@ func isRegoName(s string) bool {
 		}
 	}
 	return true
+}
+
+// issues checks search.embeddings. Keys of the other provider are
+// reported rather than ignored: a config that sets url for model2vec
+// probably meant the other provider.
+func (e EmbeddingsConfig) issues(p keyPath) []issue {
+	var out []issue
+	add := func(p keyPath, format string, args ...any) {
+		out = append(out, newIssue(p, format, args...))
+	}
+	unused := func(key, value string) {
+		if value != "" {
+			add(p.field(key), "is not used by provider %q; remove it or change the provider", e.Provider)
+		}
+	}
+	switch e.Provider {
+	case EmbeddingsOff:
+	case EmbeddingsOpenAI:
+		switch u, err := url.Parse(e.URL); {
+		case strings.TrimSpace(e.URL) == "":
+			add(p.field("url"), "provider openai needs the base URL of an OpenAI-compatible embeddings server, e.g. http://localhost:11434 for Ollama")
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			add(p.field("url"), "must be an http:// or https:// URL with a host, got %q", e.URL)
+		}
+		if strings.TrimSpace(e.Model) == "" {
+			add(p.field("model"), "provider openai needs the server's model name, e.g. nomic-embed-text")
+		}
+		if e.APIKeyEnv != "" && !isEnvName(e.APIKeyEnv) {
+			add(p.field("apiKeyEnv"), "must name an environment variable (letters, digits and _, not starting with a digit), not hold the key itself")
+		}
+		unused("path", e.Path)
+	case EmbeddingsModel2Vec:
+		if strings.TrimSpace(e.Path) == "" {
+			add(p.field("path"), "provider model2vec needs the model directory (with model.safetensors and tokenizer.json)")
+		}
+		unused("url", e.URL)
+		unused("model", e.Model)
+		unused("apiKeyEnv", e.APIKeyEnv)
+	default:
+		add(p.field("provider"), "unknown provider %q; allowed: \"\" (off), %s, %s", e.Provider, EmbeddingsOpenAI, EmbeddingsModel2Vec)
+	}
+	// Written as a negated range so that NaN fails too.
+	switch {
+	case !(e.Weight >= 0 && e.Weight <= 1):
+		add(p.field("weight"), "must be between 0 and 1, got %v", e.Weight)
+	case e.Weight == 0 && e.Provider != EmbeddingsOff:
+		add(p.field("weight"), "must be above 0 when a provider is set (default %v); set provider to \"\" to turn embeddings off", DefaultEmbeddingsWeight)
+	}
+	return out
+}
+
+// isEnvName reports whether s is a portable environment variable name.
+func isEnvName(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_', 'A' <= r && r <= 'Z', 'a' <= r && r <= 'z':
+		case '0' <= r && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
 }

@@ -73,5 +73,21 @@
 // and a minority (under a fifth) of the right answers; the warning tells the
 // client to check the hits, it does not hide them.
 //
+// # Dense retrieval
+//
+// WithEmbedder adds optional dense retrieval: every tool's text is embedded
+// with an Embedder when the index is built, each query is embedded when it
+// is searched, and the cosine similarity is fused into the score above:
+//
+//	fused = (1 − w)·score + w·dense,  dense = clamp((cos − mean)/(best − mean), 0, 1)
+//
+// where mean and best are the query's mean and best similarity over the
+// filter's tools and w the dense weight (DefaultDenseWeight). The tools
+// most similar to the query join the lexical candidates, so that a tool
+// sharing no word with the request can still be found; such a tool scores
+// at most w. An exact name still scores 1. Package search/embed provides
+// Embedders for OpenAI-compatible servers and for model2vec static models.
+// Without WithEmbedder, search is lexical only and needs no model.
+//
 // An Index is immutable and safe for concurrent use.
 package search

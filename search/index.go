@@ -93,6 +93,7 @@ type Option func(*config)
 type config struct {
 	lowRelevance float64
 	related      map[string][]string
+	dense        denseConfig // see WithEmbedder
 	tuning
 }
 
@@ -229,6 +230,11 @@ type Index struct {
 	nameParts [][]uint32
 	vocab     map[int][]surfaceWord // by rune length, for fuzzy correction
 	lexicon   *lexicon
+
+	// dense holds the tool vectors when WithEmbedder is given and the
+	// catalog could be embedded (see dense.go); denseErr says why not.
+	dense    *denseIndex
+	denseErr error
 }
 
 type surfaceWord struct {
@@ -271,6 +277,7 @@ func New(tools []*catalog.Tool, opts ...Option) (*Index, error) {
 	}
 	b.finish()
 	ix.lexicon = newLexicon(ix, cfg)
+	ix.buildDense()
 	return ix, nil
 }
 

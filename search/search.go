@@ -82,6 +82,11 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 		}
 	}
 
+	if ix.dense != nil {
+		if hits, err = ix.withDense(ctx, text, f, hits, topK+len(exact)); err != nil {
+			return Result{}, err
+		}
+	}
 	res.Hits = make([]Hit, 0, min(topK, len(exact)+len(hits)))
 	taken := map[int]bool{}
 	for _, d := range exact {

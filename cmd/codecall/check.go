@@ -6,8 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/codecall-go/codecall/gateway"
+	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
@@ -55,6 +57,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 			fmt.Fprintf(stdout, "  transport: a request body or stdin line may hold up to %d bytes\n", cfg.Transport.MaxRequestBytes)
+			fmt.Fprintf(stdout, "  embeddings: %s\n", embeddingsLine(cfg.Search.Embeddings))
 			if !checkPolicy(cfg, stdout) {
 				failed = true
 			}
@@ -106,6 +109,28 @@ func checkHTTP(addr string, auth httpAuth, stdout io.Writer) bool {
 	}
 	fmt.Fprintf(stdout, "http %s: REFUSED: serve would not start: %v\n", addr, err)
 	return false
+}
+
+// embeddingsLine says whether search would use an embedding model, by
+// making it as serve would and embedding one text. A model that does not
+// work is reported, not failed: serve would search lexically.
+func embeddingsLine(cfg presets.EmbeddingsConfig) string {
+	if cfg.Provider == presets.EmbeddingsOff {
+		return "off (lexical search)"
+	}
+	e, err := middleware.NewEmbedder(cfg)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		var vecs [][]float32
+		if vecs, err = e.Embed(ctx, []string{"create an issue"}); err == nil && len(vecs) != 1 {
+			err = fmt.Errorf("got %d vectors for 1 text", len(vecs))
+		}
+		if err == nil {
+			return fmt.Sprintf("ok (%s, dimension %d, weight %v)", cfg.Provider, len(vecs[0]), cfg.Weight)
+		}
+	}
+	return fmt.Sprintf("UNAVAILABLE (serve would log a warning and search lexically): %v", err)
 }
 
 // checkPolicy loads and compiles the configured Rego policy as serve

@@ -36,7 +36,8 @@ func TestCheck(t *testing.T) {
 		code         int
 		want         []string
 	}{
-		{"valid", "mode: codecall_opt_in\npreset: balanced\n", 0, []string{"ok", "codecall_opt_in", "balanced"}},
+		{"valid", "mode: codecall_opt_in\npreset: balanced\n", 0, []string{"ok", "codecall_opt_in", "balanced", "embeddings: off"}},
+		{"embeddings unavailable", "search: {embeddings: {provider: model2vec, path: no-such-model}}\n", 0, []string{"embeddings: UNAVAILABLE", "no-such-model"}},
 		{"malformed yaml", "mode: [codecall_only\npreset: secure\n", 1, []string{"invalid YAML", "codecall.yaml:1"}},
 		{"unknown preset", "preset: paranoid\n", 1, []string{"preset", "locked_down", "experimental"}},
 		{"unknown key", "mode: codecall_only\nsearhc: {topK: 3}\n", 1, []string{"searhc"}},
