@@ -394,16 +394,26 @@ func isNumber(w string) bool {
 // dropValues removes words that are values for a tool rather than words
 // for the need: paths and URLs (anything with a slash) and file names
 // (name.ext). Split into parts, "./test_project_root/src/main.py" would
-// otherwise add "test", "project", "root" and "main" to the query.
+// otherwise add "test", "project", "root" and "main" to the query. A file
+// name or a URL leaves its kind behind ("file", "url"): "open a.txt and
+// b.txt" asks for a tool that reads files.
 func dropValues(s string) string {
 	fields := strings.Fields(s)
 	changed := false
 	for i, f := range fields {
 		w := strings.TrimRight(f, ".,;:!?)]}'\"")
-		if strings.ContainsAny(w, "/\\") || isFileName(w) {
+		switch {
+		case strings.Contains(w, "://"):
+			// The kind of a value says what the tool takes: a URL.
+			fields[i] = "url"
+		case isFileName(w):
+			fields[i] = "file"
+		case strings.ContainsAny(w, "/\\"):
 			fields[i] = ""
-			changed = true
+		default:
+			continue
 		}
+		changed = true
 	}
 	if !changed {
 		return s
