@@ -351,20 +351,22 @@ func (ix *Index) withDense(ctx context.Context, text string, f *filter, hits []s
 		return hits, nil
 	}
 	floor := sum / float64(n)
-	lex := make(map[int]float64, len(hits)+denseCandidates)
+	lex := make(map[int]scored, len(hits)+denseCandidates)
 	for _, h := range hits {
-		lex[h.doc] = h.score
+		lex[h.doc] = h
 	}
 	for _, doc := range ix.denseTop(scores, f, max(topK, denseCandidates)) {
 		if _, ok := lex[doc]; !ok {
-			lex[doc] = 0
+			lex[doc] = scored{doc: doc}
 		}
 	}
 	out := make([]scored, 0, len(lex))
-	for doc, l := range lex {
-		s := fuseDense(l, denseNorm(float64(scores[doc]), floor, best), ix.dense.weight)
-		if s > 0 {
-			out = append(out, scored{doc: doc, score: s})
+	for doc, h := range lex {
+		d := denseNorm(float64(scores[doc]), floor, best)
+		h.score = fuseDense(h.score, d, ix.dense.weight)
+		h.dense = float32(d)
+		if h.score > 0 {
+			out = append(out, h)
 		}
 	}
 	slices.SortFunc(out, func(a, b scored) int {

@@ -60,6 +60,8 @@ type Query struct {
 	AppIDs  []string
 	Tags    []string
 	Sources []catalog.Source
+	// Explain asks for each hit's Explanation.
+	Explain bool
 }
 
 // Hit is one tool found by a search.
@@ -67,6 +69,32 @@ type Hit struct {
 	Tool *catalog.Tool
 	// Score is in [0, 1]; see the package documentation for its meaning.
 	Score float64
+	// Explain is set when the Query asked for it.
+	Explain *Explanation
+}
+
+// Explanation breaks a hit's score into the factors that made it (see the
+// package documentation): Score = Coverage × BM25F × Names, times the
+// other-app factor when OtherApp, then fused with Dense when dense
+// retrieval is on.
+type Explanation struct {
+	// ExactName: the query is the tool's name; the score is 1.
+	ExactName bool
+	// Coverage is the weighted share of the query's concepts the tool
+	// matches.
+	Coverage float64
+	// BM25F and Names are the factors for the tool's BM25F score and for
+	// the share of its name words the query explains, each relative to
+	// the best candidate's.
+	BM25F, Names float64
+	// OtherApp: the query names an app and this tool is in another.
+	OtherApp bool
+	// Dense is the normalised similarity of the embeddings, -1 when dense
+	// retrieval is off.
+	Dense float64
+	// Matches says, per concept of the query, where the tool matched it:
+	// "ticket=name", "open=desc~" (~ marks a related word), "kubernetes=-".
+	Matches []string
 }
 
 // Warning tells the client something about a result it should act on.

@@ -92,7 +92,11 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 	for _, d := range exact {
 		if len(res.Hits) < topK && !taken[d] {
 			taken[d] = true
-			res.Hits = append(res.Hits, Hit{Tool: ix.tools[d], Score: 1})
+			hit := Hit{Tool: ix.tools[d], Score: 1}
+			if q.Explain {
+				hit.Explain = &Explanation{ExactName: true, Dense: -1}
+			}
+			res.Hits = append(res.Hits, hit)
 		}
 	}
 	for _, h := range hits {
@@ -101,7 +105,11 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 		}
 		if !taken[h.doc] {
 			taken[h.doc] = true
-			res.Hits = append(res.Hits, Hit{Tool: ix.tools[h.doc], Score: h.score})
+			hit := Hit{Tool: ix.tools[h.doc], Score: h.score}
+			if q.Explain {
+				hit.Explain = ix.explain(concepts, h)
+			}
+			res.Hits = append(res.Hits, hit)
 		}
 	}
 
@@ -167,6 +175,10 @@ func (ix *Index) exactHits(text string, f *filter) []int {
 type scored struct {
 	doc   int
 	score float64
+	// The factors of score, kept for Query.Explain.
+	coverage, bm25, names float32
+	otherApp             bool
+	dense                float32 // -1 when dense retrieval had no part
 }
 
 // resolved is a concept prepared for coverage: term ids instead of terms,
@@ -179,6 +191,7 @@ type resolved struct {
 type resolvedVariant struct {
 	ids    []uint32
 	weight float64
+	own    bool
 }
 
 // resolve looks up every variant's terms and weighs each concept by the
@@ -206,7 +219,7 @@ func (ix *Index) resolve(cs []concept) []resolved {
 			if ids == nil {
 				continue
 			}
-			out[i].variants = append(out[i].variants, resolvedVariant{ids: ids, weight: ix.cfg.coverWeight(v)})
+			out[i].variants = append(out[i].variants, resolvedVariant{ids: ids, weight: ix.cfg.coverWeight(v), own: v.own})
 			if v.own {
 				own = vw
 			} else {
@@ -380,14 +393,15 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 	}
 	out := make([]scored, 0, len(cands))
 	for i, c := range cands {
-		s := ix.coverage(c.doc, rs) *
-			relative(c.score, bestBM25, ix.cfg.bm25Share) *
-			relative(prec[i], bestPrec, ix.cfg.namePrecision)
-		if f.named != nil && !f.named[strings.ToLower(ix.tools[c.doc].AppID)] {
+		cov := ix.coverage(c.doc, rs)
+		bm, np := relative(c.score, bestBM25, ix.cfg.bm25Share), relative(prec[i], bestPrec, ix.cfg.namePrecision)
+		s := cov * bm * np
+		other := f.named != nil && !f.named[strings.ToLower(ix.tools[c.doc].AppID)]
+		if other {
 			s *= ix.cfg.otherApp
 		}
 		if s > 0 {
-			out = append(out, scored{doc: c.doc, score: s})
+			out = append(out, scored{doc: c.doc, score: s, coverage: float32(cov), bm25: float32(bm), names: float32(np), otherApp: other, dense: -1})
 		}
 	}
 	slices.SortFunc(out, byScore)
@@ -619,4 +633,65 @@ func (ix *Index) closestApp(u string) string {
 		}
 	}
 	return best
+}
+
+// explain describes how h was scored for the concepts.
+func (ix *Index) explain(cs []concept, h scored) *Explanation {
+	e := &Explanation{Coverage: float64(h.coverage), BM25F: float64(h.bm25), Names: float64(h.names),
+		OtherApp: h.otherApp, Dense: float64(h.dense)}
+	rs := ix.resolve(cs)
+	for i, r := range rs {
+		where, related := "-", false
+		best := 0.0
+		for _, v := range r.variants {
+			var mask uint8 = 0xff
+			for _, id := range v.ids {
+				mask &= ix.termMask(h.doc, id)
+			}
+			if w := ix.cfg.fieldWeight(mask) * v.weight; mask != 0 && w > best {
+				best, related = w, !v.own
+				where = fieldSpecs[strongestField(&ix.cfg.tuning, mask)].name
+			}
+		}
+		if related {
+			where += "~"
+		}
+		e.Matches = append(e.Matches, cs[i].text+"="+where)
+	}
+	return e
+}
+
+// strongestField returns the field of mask with the largest cover weight.
+func strongestField(t *tuning, mask uint8) int {
+	best, bw := 0, -1.0
+	for f := range numFields {
+		if mask&(1<<f) != 0 && t.cover[f] > bw {
+			best, bw = f, t.cover[f]
+		}
+	}
+	return best
+}
+
+// String formats the explanation on one line, for people tuning a
+// catalog: "coverage 0.62 × bm25f 0.91 × names 0.97 · ticket=name open=desc~".
+func (e *Explanation) String() string {
+	if e == nil {
+		return ""
+	}
+	if e.ExactName {
+		return "exact name"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "coverage %.2f × bm25f %.2f × names %.2f", e.Coverage, e.BM25F, e.Names)
+	if e.OtherApp {
+		b.WriteString(" × other app")
+	}
+	if e.Dense >= 0 {
+		fmt.Fprintf(&b, ", dense %.2f", e.Dense)
+	}
+	if len(e.Matches) > 0 {
+		b.WriteString(" · ")
+		b.WriteString(strings.Join(e.Matches, " "))
+	}
+	return b.String()
 }

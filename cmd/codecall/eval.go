@@ -28,6 +28,7 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	extra := fs.String("queries", "", "another query `file` ([{query, expected: [app/name]}]) to evaluate too")
 	split := fs.String("split", "", "part of the own set to report: tune, heldout or all (default: all, tune and heldout)")
 	misses := fs.Int("misses", 0, "print the first `N` own-set queries whose expected tool is not in the engine's top 5")
+	explain := fs.Bool("explain", false, "with --misses: show how the hits and the expected tool were scored (coverage, BM25F, name and app factors, dense similarity, where each word matched)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -162,9 +163,29 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if *misses > 0 {
-		printMisses(stdout, results[0].own.Subset(inSplit(detail)), detail, *misses)
+		var why explainer
+		if *explain {
+			why = func(q eval.Query) map[string]string { return explainQuery(ctx, engine, q) }
+		}
+		printMisses(stdout, results[0].own.Subset(inSplit(detail)), detail, *misses, why)
 	}
 	return nil
+}
+
+// explainer returns the explanations of a query's hits by tool name.
+type explainer func(eval.Query) map[string]string
+
+// explainQuery runs q again on the engine, asking for explanations.
+func explainQuery(ctx context.Context, engine *search.Index, q eval.Query) map[string]string {
+	res, err := engine.Search(ctx, search.Query{Text: q.Text, TopK: eval.Depth, AppIDs: q.AppIDs, Explain: true})
+	if err != nil {
+		return nil
+	}
+	why := make(map[string]string, len(res.Hits))
+	for _, h := range res.Hits {
+		why[h.Tool.Name] = h.Explain.String()
+	}
+	return why
 }
 
 // ranker is a searcher under evaluation; warns says whether it produces
@@ -177,7 +198,7 @@ type ranker struct {
 
 // printMisses prints the first n answerable queries of rep whose expected
 // tools are all outside the top missDepth, with the top three hits instead.
-func printMisses(w io.Writer, rep eval.Report, split string, n int) {
+func printMisses(w io.Writer, rep eval.Report, split string, n int, why explainer) {
 	var missed []eval.Outcome
 	for _, o := range rep.Outcomes {
 		if o.Miss(missDepth) {
@@ -215,5 +236,16 @@ func printMisses(w io.Writer, rep eval.Report, split string, n int) {
 			fmt.Fprintf(w, " [%s]", strings.Join(o.Warnings, ", "))
 		}
 		fmt.Fprintln(w)
+		if why == nil {
+			continue
+		}
+		explained := why(q)
+		for i := range min(3, len(o.Got)) {
+			fmt.Fprintf(w, "      %s: %s\n", o.Got[i], explained[o.Got[i]])
+		}
+		if o.FirstRank > 3 {
+			name := o.Got[o.FirstRank-1]
+			fmt.Fprintf(w, "      expected %s: %s\n", name, explained[name])
+		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codecall-go/codecall/meta"
+	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/search"
 )
 
 // stringList is a repeatable flag.
@@ -31,6 +33,7 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(&apps, "app", "only tools of this `app` (repeatable)")
 	top := fs.Int("top", 0, "number of results (default: the config's search.topK)")
 	asJSON := fs.Bool("json", false, "print codecall.search's JSON result")
+	explain := fs.Bool("explain", false, "show how each hit's score was made: coverage, BM25F, name and app factors, dense similarity, and where each word of the query matched")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -89,10 +92,19 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
 		return fmt.Errorf("reading the search result: %w", err)
 	}
+	var why map[string]string
+	if *explain {
+		if why, err = explainHits(ctx, cc, query, len(out.Tools), apps); err != nil {
+			return err
+		}
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tSCORE\tTOOL\tAPP\tDESCRIPTION")
 	for i, h := range out.Tools {
 		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\t%s\n", i+1, h.Score, h.Name, h.AppID, truncate(h.Description, 80))
+		if e, ok := why[h.Name]; ok {
+			fmt.Fprintf(tw, "\t\t\t\t↳ %s\n", e)
+		}
 	}
 	tw.Flush()
 	for _, w := range out.Warnings {
@@ -100,6 +112,22 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "%d of %d tools shown\n", len(out.Tools), out.TotalAvailableTools)
 	return nil
+}
+
+// explainHits runs the query again on the index codecall.search used,
+// asking for explanations, and returns them by tool name.
+func explainHits(ctx context.Context, cc *middleware.CodeCall, query string, topK int, apps []string) (map[string]string, error) {
+	st, release := cc.Acquire(ctx)
+	defer release()
+	res, err := st.Index.Search(ctx, search.Query{Text: query, TopK: max(topK, 1), AppIDs: apps, Explain: true})
+	if err != nil {
+		return nil, fmt.Errorf("explaining the search: %w", err)
+	}
+	why := make(map[string]string, len(res.Hits))
+	for _, h := range res.Hits {
+		why[h.Tool.Name] = h.Explain.String()
+	}
+	return why, nil
 }
 
 func truncate(s string, n int) string {
