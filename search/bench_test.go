@@ -169,14 +169,8 @@ func BenchmarkBuild1k(b *testing.B) {
 	reportPercentiles(b, durations)
 }
 
-// LargeBenchEnv names the environment variable that turns on the 50k-tool
-// benchmarks. They are off by default because CI runs every benchmark once
-// (-benchtime 1x) on two cores, and two builds of 50,000 tools take most of
-// a minute there with the current engine.
-const LargeBenchEnv = "CODECALLTEST_BENCH_LARGE"
-
 // BenchmarkScale measures the scale targets on generated catalogs
-// of 1k, 10k and (with CODECALLTEST_BENCH_LARGE=1) 50k tools, and on the
+// of 1k, 10k and 50k tools (50k is left out under -short), and on the
 // real-tool corpus replicated to 10k when it is present:
 //
 //   - <catalog>/search: p50-µs and p95-µs over a fixed query list (each
@@ -185,9 +179,12 @@ const LargeBenchEnv = "CODECALLTEST_BENCH_LARGE"
 //   - <catalog>/build: ms/1k-tools (target ≤ 1000) and B/tool, the heap in
 //     use after GC that the index adds, the tools themselves excluded
 //     (target ≤ 10 KB).
+//
+// CI runs every benchmark once (-benchtime 1x) on two cores; the two
+// 50k builds take under a minute there with the bleve engine.
 func BenchmarkScale(b *testing.B) {
 	sizes := []int{1000, 10000}
-	if os.Getenv(LargeBenchEnv) == "1" {
+	if !testing.Short() {
 		sizes = append(sizes, 50000)
 	}
 	for _, n := range sizes {
