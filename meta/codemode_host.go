@@ -214,7 +214,7 @@ func (p *planHost) discoverCodeMode(ctx context.Context, op string, args json.Ra
 		out, field, err := p.st.search(ctx, search, func(ctx context.Context, name string) bool {
 			_, err := p.st.Gate.Access(ctx, p.st.Catalog, policy.Call{Tool: name, Via: policy.ViaExecute})
 			return err == nil
-		})
+		}, p.progressFunc())
 		switch {
 		case field != "":
 			return nil, &toolerr.Error{Code: toolerr.Validation, Tool: "searchTools", Message: "searchTools: " + err.Error(),

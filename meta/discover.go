@@ -42,7 +42,7 @@ func (p *planHost) Discover(ctx context.Context, op string, args json.RawMessage
 		out, field, err := p.st.search(ctx, search, func(ctx context.Context, name string) bool {
 			_, ok := offered(ctx, name)
 			return ok
-		})
+		}, p.progressFunc())
 		switch {
 		case field != "":
 			return nil, &toolerr.Error{Code: toolerr.Validation, Tool: "searchTools", Message: "searchTools: " + err.Error(),

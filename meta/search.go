@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -77,10 +78,12 @@ func (h *handlers) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	}
 	st, release := h.env.Acquire(ctx)
 	defer release()
+	var notes atomic.Int64
+	_, token := listeners(ctx, progressToken(req))
 	out, field, err := st.search(ctx, in, func(ctx context.Context, name string) bool {
 		_, err := st.Gate.Authorize(ctx, st.Catalog, policy.Request{Tool: name, Via: policy.ViaSearch})
 		return err == nil
-	})
+	}, progressNotifier(ctx, token, &notes))
 	switch {
 	case field != "":
 		return searchArgs.invalid(field, err.Error()), nil
@@ -92,8 +95,10 @@ func (h *handlers) search(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 
 // search runs a search for codecall.search and a plan's searchTools: it
 // checks the input (a refusal names the field), queries the index and keeps
-// the hits offered says the caller may see.
-func (st *State) search(ctx context.Context, in SearchInput, offered func(context.Context, string) bool) (out SearchOutput, field string, err error) {
+// the hits offered says the caller may see. While the index of a large
+// catalog is still being built it waits (see awaitIndex), reporting
+// through progress when that is not nil.
+func (st *State) search(ctx context.Context, in SearchInput, offered func(context.Context, string) bool, progress func(string)) (out SearchOutput, field string, err error) {
 	cfg := st.Config
 	ctx, span := st.tracer().Start(ctx, "codecall.search", trace.WithAttributes(attribute.Int("codecall.query_bytes", len(in.Query))))
 	defer span.End()
@@ -129,8 +134,15 @@ func (st *State) search(ctx context.Context, in SearchInput, offered func(contex
 		}
 	}
 
+	if err := st.awaitIndex(ctx, progress); err != nil {
+		return SearchOutput{}, "", err
+	}
 	res, err := st.Index.Search(ctx, query)
-	if err != nil {
+	var building *search.BuildingError
+	switch {
+	case errors.As(err, &building):
+		return SearchOutput{}, "", indexError(ctx, building)
+	case err != nil:
 		return SearchOutput{}, "", &toolerr.Error{Code: toolerr.Execution, Message: "search failed: " + err.Error()}
 	}
 	out = SearchOutput{Tools: make([]SearchHit, 0, len(res.Hits)), TotalAvailableTools: res.TotalAvailable}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/presets"
-	"github.com/codecall-go/codecall/search"
 )
 
 // generation is one immutable state with the resources it owns. Requests
@@ -30,7 +29,7 @@ type generation struct {
 	closeAudit  atomic.Bool
 	metaTools   map[string]mcp.Tool // the meta-tools as tools/list shows them
 	fingerprint string
-	index       *search.Index
+	index       searchIndex
 	refs        atomic.Int64
 	retired     atomic.Bool
 	closeOnce   sync.Once

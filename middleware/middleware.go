@@ -34,6 +34,7 @@ import (
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/policy/redact"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/search"
 	"github.com/codecall-go/codecall/typescript"
 )
 
@@ -163,7 +164,7 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 	if err != nil {
 		return nil, err
 	}
-	idx, err := c.buildIndex(cfg.Search, snap.Enabled())
+	idx, err := c.newIndex(snap.Enabled(), cfg, old)
 	if err != nil {
 		if old == nil || auditLog != old.state.Audit {
 			_ = auditLog.Close()
@@ -184,6 +185,51 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 	}
 	g.metaTools = meta.Listed(&g.state)
 	return g, nil
+}
+
+// searchIndex is a generation's search index: a *search.Index, or a
+// *search.AsyncIndex still being built for a large catalog.
+type searchIndex interface {
+	meta.Searcher
+	Close() error
+}
+
+// newIndex builds the search index of a generation's enabled tools. A
+// catalog above the background threshold is indexed in the background,
+// so that neither Wrap nor the request that saw the tools change (often
+// initialize's tools/list) waits for it; until it is ready, searches are
+// answered by old's index when that one answers, else they wait.
+//
+// Passing old's index on takes a reference to old, which the new index
+// gives back when its build ends: the retired generation, with its index,
+// stays open exactly as long as it answers for the new one.
+func (c *CodeCall) newIndex(tools []*catalog.Tool, cfg presets.Config, old *generation) (searchIndex, error) {
+	if c.opts.indexAbove < 0 || len(tools) <= c.opts.indexAbove {
+		ix, err := c.buildIndex(cfg.Search, tools)
+		if err != nil {
+			return nil, err
+		}
+		return ix, nil
+	}
+	async := []search.AsyncOption{search.WithIndexOptions(c.searchOptions(context.Background(), cfg.Search)...)}
+	if c.opts.indexBuild != nil {
+		async = append(async, search.WithBuildFunc(c.opts.indexBuild))
+	}
+	if old != nil && answers(old.index) {
+		old.refs.Add(1)
+		async = append(async, search.WithPrevious(old.index, old.release))
+	}
+	// The build outlives this call; Close (through the generation's
+	// retirement) abandons it.
+	return search.Start(context.Background(), tools, async...), nil
+}
+
+// answers reports whether ix answers a search without waiting for a build.
+func answers(ix searchIndex) bool {
+	if a, ok := ix.(*search.AsyncIndex); ok {
+		return a.Serving()
+	}
+	return ix != nil
 }
 
 // auditLogger returns the audit logger for cfg: the current one when

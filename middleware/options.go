@@ -12,6 +12,7 @@ import (
 	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
+	"github.com/codecall-go/codecall/search"
 )
 
 // ToolInfo is what an include predicate sees of a tool.
@@ -48,6 +49,13 @@ type options struct {
 	sandbox      []sandbox.Option
 	servers      meta.Servers
 	surfaces     []presets.Surface
+	// indexAbove is the background index threshold (WithBackgroundIndexAbove):
+	// DefaultBackgroundIndexAbove unless indexAboveSet.
+	indexAbove    int
+	indexAboveSet bool
+	// indexBuild replaces search.New for background builds; tests set it
+	// (export_test.go) to hold a build at a known point.
+	indexBuild search.BuildFunc
 }
 
 // newOptions applies opts in order, then fills in the defaults of the
@@ -69,7 +77,29 @@ func newOptions(srv *server.MCPServer, opts []Option) options {
 	if o.meter == nil {
 		o.meter = otel.GetMeterProvider()
 	}
+	if !o.indexAboveSet {
+		o.indexAbove = DefaultBackgroundIndexAbove
+	}
 	return o
+}
+
+// DefaultBackgroundIndexAbove is the number of enabled tools above which
+// the search index is built in the background (WithBackgroundIndexAbove).
+// Below it a build takes well under a second, and building it in line
+// keeps the first search and the tests deterministic.
+const DefaultBackgroundIndexAbove = 2000
+
+// WithBackgroundIndexAbove builds the search index in the background when
+// the catalog has more than n enabled tools (DefaultBackgroundIndexAbove
+// when this option is not given), so that the server answers initialize
+// and tools/list at once however large the catalog. Until the index is
+// ready, codecall.search and a plan's searchTools answer from the
+// previous catalog's index when there is one, else wait for the build (at
+// most 20 s, reporting progress to a client that asked for it, then
+// answering that the index is being built and the search can be retried).
+// A negative n always builds in line.
+func WithBackgroundIndexAbove(n int) Option {
+	return func(o *options) { o.indexAbove, o.indexAboveSet = n, true }
 }
 
 // WithAuditHandler sends the audit events to h (one record per event, the

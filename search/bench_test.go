@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/search"
+	"github.com/codecall-go/codecall/search/eval"
 )
 
 // Word lists for synthetic catalogs: apps that overlap in what they do, the
@@ -163,4 +167,157 @@ func BenchmarkBuild1k(b *testing.B) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, durations)
+}
+
+// BenchmarkScale measures the scale targets on generated catalogs
+// of 1k, 10k and 50k tools (50k is left out under -short), and on the
+// real-tool corpus replicated to 10k when it is present:
+//
+//   - <catalog>/search: p50-µs and p95-µs over a fixed query list (each
+//     op runs the whole list once, so -benchtime 1x still yields a
+//     distribution); targets p50 < 1 ms at 1k, < 3 ms at 10k, p95 < 3× p50;
+//   - <catalog>/build: ms/1k-tools (target ≤ 1000) and B/tool, the heap in
+//     use after GC that the index adds, the tools themselves excluded
+//     (target ≤ 10 KB).
+//
+// CI runs every benchmark once (-benchtime 1x) on two cores; the two
+// 50k builds take under a minute there with the bleve engine.
+func BenchmarkScale(b *testing.B) {
+	sizes := []int{1000, 10000}
+	if !testing.Short() {
+		sizes = append(sizes, 50000)
+	}
+	for _, n := range sizes {
+		name := fmt.Sprintf("synthetic-%dk", n/1000)
+		b.Run(name+"/search", func(b *testing.B) { benchScaleSearch(b, synthTools(n), synthQueries) })
+		b.Run(name+"/build", func(b *testing.B) { benchScaleBuild(b, func() []*catalog.Tool { return synthTools(n) }) })
+	}
+	b.Run("real-10k/search", func(b *testing.B) {
+		tools, queries := realCorpus(b, 10000)
+		benchScaleSearch(b, tools, queries)
+	})
+	b.Run("real-10k/build", func(b *testing.B) {
+		benchScaleBuild(b, func() []*catalog.Tool { tools, _ := realCorpus(b, 10000); return tools })
+	})
+}
+
+// benchScaleSearch builds one index over tools and times every query of
+// the list, once per op.
+func benchScaleSearch(b *testing.B, tools []*catalog.Tool, queries []string) {
+	ix, err := search.New(tools)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	// One pass before timing: the first queries would otherwise pay for
+	// lazily built state and cold caches, which a server pays once.
+	for _, q := range queries {
+		if _, err := ix.Search(ctx, search.Query{Text: q, TopK: search.DefaultTopK}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	durations := make([]time.Duration, 0, b.N*len(queries))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, q := range queries {
+			start := time.Now()
+			if _, err := ix.Search(ctx, search.Query{Text: q, TopK: search.DefaultTopK}); err != nil {
+				b.Fatal(err)
+			}
+			durations = append(durations, time.Since(start))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(len(queries)), "queries/op")
+	reportPercentiles(b, durations)
+}
+
+// benchScaleBuild times builds of the index over the tools makeTools
+// returns and measures the heap each one adds. The tools are made, and
+// the heap settled, before each measurement, so that B/tool is the
+// index's own cost.
+func benchScaleBuild(b *testing.B, makeTools func() []*catalog.Tool) {
+	tools := makeTools()
+	var perTool, perToolLive float64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		before := settledHeap()
+		b.StartTimer()
+		ix, err := search.New(tools)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		after := settledHeap()
+		perTool = float64(int64(after.HeapInuse)-int64(before.HeapInuse)) / float64(len(tools))
+		perToolLive = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(len(tools))
+		runtime.KeepAlive(tools)
+		_ = ix.Close()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/(float64(len(tools))/1000), "ms/1k-tools")
+	b.ReportMetric(perTool, "B/tool")
+	b.ReportMetric(perToolLive, "live-B/tool")
+}
+
+// settledHeap returns the memory statistics after a full collection, so
+// that only what is reachable is counted.
+func settledHeap() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+// realCorpus returns the real-tool corpus replicated to n tools (each
+// copy's app ids suffixed, so names stay unique and apps multiply as they
+// would in a large deployment) and queries over it: the repository's own
+// task-style corpus queries and the corpus's dev queries. It skips when
+// the corpus is absent (it lives beside the repository, not in it).
+func realCorpus(tb testing.TB, n int) ([]*catalog.Tool, []string) {
+	tb.Helper()
+	dir := eval.CorpusDir(filepath.Join("..", "..", "shared", "corpus"))
+	if _, err := os.Stat(filepath.Join(dir, "tools.json")); err != nil {
+		tb.Skipf("real-tool corpus not found at %s (set %s to its directory): %v", dir, eval.CorpusDirEnv, err)
+	}
+	c, err := eval.LoadCorpus(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(c.Tools) == 0 {
+		tb.Skip("the real-tool corpus is empty")
+	}
+	tools := make([]*catalog.Tool, 0, n)
+	for copyNo := 0; len(tools) < n; copyNo++ {
+		for _, t := range c.Tools {
+			if len(tools) == n {
+				break
+			}
+			r := *t
+			if copyNo > 0 {
+				r.AppID = fmt.Sprintf("%s-%d", t.AppID, copyNo)
+				r.Name = r.AppID + strings.TrimPrefix(t.Name, t.AppID)
+			}
+			tools = append(tools, &r)
+		}
+	}
+	var queries []string
+	if own, err := eval.LoadQueries(filepath.Join("testdata", "corpus-queries.json")); err == nil {
+		for _, q := range own {
+			queries = append(queries, q.Text)
+		}
+	}
+	for _, q := range c.Dev {
+		queries = append(queries, q.Text)
+	}
+	if len(queries) == 0 {
+		queries = synthQueries
+	}
+	return tools, queries
 }

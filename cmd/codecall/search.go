@@ -50,6 +50,15 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	srv, cc := b.srv, b.cc
 	st, release := cc.Acquire(ctx)
 	searchTool := meta.NamesFor(st.Config).Search
+	// A large catalog's index is built in the background, and
+	// codecall.search waits for it only so long; a one-shot search from
+	// the command line has nothing better to do than wait it out.
+	if b, ok := st.Index.(interface{ Wait(context.Context) error }); ok {
+		if err := b.Wait(ctx); err != nil {
+			release()
+			return fmt.Errorf("building the search index: %w", err)
+		}
+	}
 	release()
 
 	c, err := client.NewInProcessClient(srv)
