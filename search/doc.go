@@ -32,9 +32,17 @@
 //   - capitalised words the catalog does not know (people, places) and parts
 //     of identifiers that name no tool (test_project_root) are kept as
 //     "value" words of little weight;
+//   - two words the catalog writes as one ("data sources" for datasources)
+//     are one concept, and so is a word the catalog writes as two;
+//   - a state word after the request's verb and before a noun ("list open
+//     tickets", "restart the stopped jobs") describes the things wanted and
+//     is dropped: it does not ask to open or stop anything;
+//   - a file name or a URL leaves its kind ("file", "url") behind;
 //   - every other word is a concept, widened with its related words from the
 //     vocabulary (create/add/new/open/…, issue/ticket/bug/…, dozens of
-//     groups; see WithRelatedTerms), which count less than the word itself.
+//     groups, and a thesaurus of a few hundred more for the actions and
+//     objects of software tools; see WithRelatedTerms), which count less
+//     than the word itself.
 //
 // A query that is a tool's name, or its name without the app prefix
 // ("create_issue", "github/create_issue", "createIssue"), returns that tool
@@ -54,24 +62,26 @@
 // mention at all gets the mean weight of the others, so that a request for
 // something no tool does keeps a large uncovered share; a value word gets a
 // quarter of the mean. The match m_c is the best of the concept's forms in
-// the tool: 1 in the name or app id, 0.9 in the title, 0.8 in the tags, 0.6
-// in the description, 0.45 in parameter names, 0.3 in parameter
-// descriptions; times 0.7 when only a related word matched, and 0.85 for a
+// the tool: 1 in the name or app id, 0.9 in the title, 0.8 in the tags,
+// 0.7 in the description's first sentence, 0.6 in the rest of the
+// description, 0.45 in parameter names, 0.3 in parameter descriptions; times 0.7 when only a related word matched, and 0.85 for a
 // spelling correction. names is the share of the tool's own name words
 // (without its app id) that the query accounts for: of two tools that cover
 // the query alike, create_issue beats create_issue_link when the query says
 // nothing about links. The BM25 and name factors are relative to the best
 // candidate, so they order the hits without lowering the best one: the top
 // score is, in effect, its coverage, and a 1 means every concept of the
-// query is in the tool's name.
+// query is in the tool's name. A query that names an app ("on GitHub",
+// "in Azure DevOps", matched against the catalog's app ids) wants that
+// app's tools: every other app's tool has its score multiplied by 0.75.
+// Query.Explain returns each hit's factors.
 //
-// When the best score is below the low-relevance threshold (0.35 by
+// When the best score is below the low-relevance threshold (0.36 by
 // default, see WithLowRelevance) the result carries a "low_relevance"
 // warning: the catalog probably has no tool for this request, or the
-// request needs rephrasing. The package's tests measure the trade-off: on
-// their evaluation sets the threshold flags nearly every unrelated request
-// and a minority (under a fifth) of the right answers; the warning tells the
-// client to check the hits, it does not hide them.
+// request needs rephrasing. The threshold trades one error for the other;
+// docs/search.md gives both rates on the project's evaluation set. The
+// warning tells the client to check the hits, it does not hide them.
 //
 // # Dense retrieval
 //

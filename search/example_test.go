@@ -27,7 +27,7 @@ func Example() {
 		{Text: "open a ticket for the login bug", TopK: 1},
 		{Text: "give the customer their money back", TopK: 1},
 		{Text: "which PRs are open?", TopK: 1},
-		{Text: "let the team know in chat", TopK: 1, AppIDs: []string{"slack"}},
+		{Text: "tell the team in chat", TopK: 1, AppIDs: []string{"slack"}},
 		{Text: "book a flight to Lisbon", TopK: 1},
 	} {
 		res, err := ix.Search(ctx, q)
@@ -47,6 +47,6 @@ func Example() {
 	// "open a ticket for the login bug": github.create_issue
 	// "give the customer their money back": billing.create_refund
 	// "which PRs are open?": github.list_pull_requests
-	// "let the team know in chat": slack.post_message
+	// "tell the team in chat": slack.post_message
 	// "book a flight to Lisbon": [no_results]
 }

@@ -25,7 +25,7 @@ const DefaultTopK = 8
 
 // DefaultLowRelevance is the score under which the best hit is reported as
 // a weak match (see WithLowRelevance).
-const DefaultLowRelevance = 0.35
+const DefaultLowRelevance = 0.36
 
 // The warning types a Result can carry.
 const (

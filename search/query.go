@@ -247,11 +247,13 @@ func (lx *lexicon) parseText(text string) []concept {
 			}
 			continue
 		}
-		if stateWords[w.text] && len(cs) > 0 && i < len(words) && lx.contentWord(words[i].text) {
-			// "list a customer's open tickets": after the request's verb,
-			// a state word before a noun describes the things wanted; it
-			// does not ask to open, close or create anything, and a tool
-			// named for doing so is the wrong one.
+		if stateWords[w.text] && len(cs) > 0 &&
+			((i < len(words) && lx.contentWord(words[i].text)) || (i >= 2 && beWords[words[i-2].text])) {
+			// "list a customer's open tickets", "which PRs are open": after
+			// the request's verb, a state word before a noun or after "is"
+			// describes the things wanted; it does not ask to open, close
+			// or create anything, and a tool named for doing so is the
+			// wrong one.
 			continue
 		}
 		c := lx.wordConcept(w.text, s, 1)
@@ -274,6 +276,9 @@ var stateWords = map[string]bool{
 	"locked": true, "muted": true, "disabled": true, "enabled": true,
 	"assigned": true, "unassigned": true, "unread": true, "starred": true,
 }
+
+// beWords introduce a state: "which PRs are open".
+var beWords = map[string]bool{"is": true, "are": true, "was": true, "were": true, "still": true, "being": true, "been": true}
 
 // contentWord reports whether w can name what a request is about: not a
 // stop word, filler, negation or number.
