@@ -177,8 +177,8 @@ type scored struct {
 	score float64
 	// The factors of score, kept for Query.Explain.
 	coverage, bm25, names float32
-	otherApp             bool
-	dense                float32 // -1 when dense retrieval had no part
+	otherApp              bool
+	dense                 float32 // -1 when dense retrieval had no part
 }
 
 // resolved is a concept prepared for coverage: term ids instead of terms,
