@@ -114,3 +114,39 @@ func corpusIndex(tb testing.TB) *search.Index {
 	tb.Cleanup(func() { _ = ix.Close() })
 	return ix
 }
+
+// heldOutRecallAt5 is the engine's Recall@5 on the held-out part of the
+// project's own evaluation set, as committed in docs/search.md and
+// BENCHMARKS.md. Change it only with those figures.
+const heldOutRecallAt5 = 0.759
+
+// TestHeldOutQuality fails when a change costs more than two points of
+// Recall@5 on the held-out queries: the split no change is tuned on, so a
+// loss there is a loss on queries nobody has seen.
+func TestHeldOutQuality(t *testing.T) {
+	c, err := eval.LoadCorpus(corpusDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := eval.LoadOwn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldOut, err := eval.FilterSplit(own, eval.SplitHeldout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := search.New(c.Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	rep, err := eval.Evaluate(context.Background(), ix, heldOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("held-out: %v", rep.Metrics)
+	if floor := heldOutRecallAt5 - 0.02; rep.Metrics.RecallAt5 < floor {
+		t.Errorf("held-out Recall@5 = %.3f, more than 2 points under the committed %.3f", rep.Metrics.RecallAt5, heldOutRecallAt5)
+	}
+}
