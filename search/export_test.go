@@ -1,11 +1,7 @@
 package search
 
 import (
-	"cmp"
-	"context"
 	"fmt"
-	"github.com/codecall-go/codecall/catalog"
-	"slices"
 	"strings"
 )
 
@@ -45,50 +41,4 @@ func Explain(ix *Index, text string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// ScoreLines lists the top hits of text with their coverage, for debugging.
-func ScoreLines(ix *Index, text string, k int) string {
-	rs := ix.resolve(ix.lexicon.parse(text))
-	res, _ := ix.Search(context.Background(), Query{Text: text, TopK: k})
-	var b strings.Builder
-	for _, h := range res.Hits {
-		d := slices.Index(ix.tools, h.Tool)
-		fmt.Fprintf(&b, "%.3f cov=%.3f %s\n", h.Score, ix.coverage(d, rs), h.Tool.Name)
-	}
-	return b.String()
-}
-
-// UnknownConcepts counts the query's concepts no tool mentions, values aside.
-func UnknownConcepts(ix *Index, text string) int {
-	n := 0
-	for _, c := range ix.lexicon.parse(text) {
-		if !c.value && !ix.knownConcept(c) {
-			n++
-		}
-	}
-	return n
-}
-
-// HeavyMiss reports the share of the query's two heaviest concepts' weight
-// that tool misses.
-func HeavyMiss(ix *Index, text string, tool *catalog.Tool) float64 {
-	rs := ix.resolve(ix.lexicon.parse(text))
-	d := slices.Index(ix.tools, tool)
-	if d < 0 || len(rs) == 0 {
-		return 0
-	}
-	idx := make([]int, len(rs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(rs[b].weight, rs[a].weight) })
-	var miss, tot float64
-	for _, i := range idx[:min(2, len(idx))] {
-		tot += rs[i].weight
-		if ix.coverage(d, rs[i:i+1]) == 0 {
-			miss += rs[i].weight
-		}
-	}
-	return miss / tot
 }
