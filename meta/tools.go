@@ -170,10 +170,12 @@ func exampleTool(st *State) *catalog.Tool {
 		if len(t.Examples) > 0 {
 			score += 500
 		}
-		if len(requiredFields(t)) == 1 {
+		score += max(0, 100-len(t.Name))
+		// Reading the schema is the costly part at thousands of tools:
+		// only a tool it could make the best is read.
+		if score+250 > bestScore && len(requiredFields(t)) == 1 {
 			score += 250
 		}
-		score += max(0, 100-len(t.Name))
 		if score > bestScore {
 			best, bestScore = t, score
 		}
