@@ -74,6 +74,10 @@
 // query is in the tool's name. A query that names an app ("on GitHub",
 // "in Azure DevOps", matched against the catalog's app ids) wants that
 // app's tools: every other app's tool has its score multiplied by 0.75.
+// A query that asks for many things ("which tickets are open", "all
+// users") prefers the sibling that returns many: a tool whose name says it
+// returns one (get_ticket rather than list_tickets or search_users) has its
+// score multiplied by 0.95.
 // Query.Explain returns each hit's factors.
 //
 // When the best score is below the low-relevance threshold (0.36 by

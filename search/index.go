@@ -75,8 +75,8 @@ type Hit struct {
 
 // Explanation breaks a hit's score into the factors that made it (see the
 // package documentation): Score = Coverage × BM25F × Names, times the
-// other-app factor when OtherApp, then fused with Dense when dense
-// retrieval is on.
+// other-app factor when OtherApp and the one-of-many factor when
+// OneOfMany, then fused with Dense when dense retrieval is on.
 type Explanation struct {
 	// ExactName: the query is the tool's name; the score is 1.
 	ExactName bool
@@ -89,6 +89,9 @@ type Explanation struct {
 	BM25F, Names float64
 	// OtherApp: the query names an app and this tool is in another.
 	OtherApp bool
+	// OneOfMany: the query asks for many things and this tool's name
+	// says it returns one.
+	OneOfMany bool
 	// Dense is the normalised similarity of the embeddings, -1 when dense
 	// retrieval is off.
 	Dense float64
@@ -148,12 +151,15 @@ type tuning struct {
 	// otherApp scales the score of a tool whose app the query does not
 	// name when it names some app.
 	otherApp float64
+	// oneOfMany scales the score of a tool that returns one thing when
+	// the request asks for many.
+	oneOfMany float64
 	// boost is each field's BM25 boost, cover its coverage weight.
 	boost, cover [numFields]float64
 }
 
 func defaultTuning() tuning {
-	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75}
+	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75, oneOfMany: 0.95}
 	for f, spec := range fieldSpecs {
 		t.boost[f], t.cover[f] = spec.boost, spec.cover
 	}
@@ -256,8 +262,11 @@ type Index struct {
 	// nameParts are the term ids of each tool's name words, without the
 	// words of its app id: what a query should explain (see tuning.namePrecision).
 	nameParts [][]uint32
-	vocab     map[int][]surfaceWord // by rune length, for fuzzy correction
-	lexicon   *lexicon
+	// many is true for each tool whose name says it returns a collection
+	// (list_issues, search_users): see pluralQuery.
+	many    []bool
+	vocab   map[int][]surfaceWord // by rune length, for fuzzy correction
+	lexicon *lexicon
 
 	// dense holds the tool vectors when WithEmbedder is given and the
 	// catalog could be embedded (see dense.go); denseErr says why not.
@@ -414,6 +423,7 @@ func (b *builder) add(i int, t *catalog.Tool) {
 		}
 	}
 	ix.nameParts = append(ix.nameParts, np)
+	ix.many = append(ix.many, b.returnsMany(t))
 
 	parts := splitWord(t.Name, splitIdent)
 	for i := range parts {

@@ -47,6 +47,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 	if f.apps == nil {
 		f.named = ix.namedApps(q.Text)
 	}
+	f.many = ix.lexicon.pluralQuery(q.Text)
 
 	text := strings.TrimSpace(q.Text)
 	exact := ix.exactHits(text, f)
@@ -177,7 +178,7 @@ type scored struct {
 	score float64
 	// The factors of score, kept for Query.Explain.
 	coverage, bm25, names float32
-	otherApp              bool
+	otherApp, oneOfMany   bool
 	dense                 float32 // -1 when dense retrieval had no part
 }
 
@@ -400,8 +401,12 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 		if other {
 			s *= ix.cfg.otherApp
 		}
+		one := f.many && !ix.many[c.doc]
+		if one {
+			s *= ix.cfg.oneOfMany
+		}
 		if s > 0 {
-			out = append(out, scored{doc: c.doc, score: s, coverage: float32(cov), bm25: float32(bm), names: float32(np), otherApp: other, dense: -1})
+			out = append(out, scored{doc: c.doc, score: s, coverage: float32(cov), bm25: float32(bm), names: float32(np), otherApp: other, oneOfMany: one, dense: -1})
 		}
 	}
 	slices.SortFunc(out, byScore)
@@ -494,7 +499,10 @@ type filter struct {
 	// named are the apps the query's words name, when the query is not
 	// restricted to apps already; other apps' tools rank lower.
 	named map[string]bool
-	none  bool // the filter can match no tool
+	// many is true when the request asks for many things; tools that
+	// return one rank a little lower then.
+	many bool
+	none bool // the filter can match no tool
 }
 
 func (ix *Index) newFilter(q Query, res *Result) *filter {
@@ -638,7 +646,7 @@ func (ix *Index) closestApp(u string) string {
 // explain describes how h was scored for the concepts.
 func (ix *Index) explain(cs []concept, h scored) *Explanation {
 	e := &Explanation{Coverage: float64(h.coverage), BM25F: float64(h.bm25), Names: float64(h.names),
-		OtherApp: h.otherApp, Dense: float64(h.dense)}
+		OtherApp: h.otherApp, OneOfMany: h.oneOfMany, Dense: float64(h.dense)}
 	rs := ix.resolve(cs)
 	for i, r := range rs {
 		where, related := "-", false
@@ -685,6 +693,9 @@ func (e *Explanation) String() string {
 	fmt.Fprintf(&b, "coverage %.2f × bm25f %.2f × names %.2f", e.Coverage, e.BM25F, e.Names)
 	if e.OtherApp {
 		b.WriteString(" × other app")
+	}
+	if e.OneOfMany {
+		b.WriteString(" × one of many")
 	}
 	if e.Dense >= 0 {
 		fmt.Fprintf(&b, ", dense %.2f", e.Dense)

@@ -383,3 +383,46 @@ func TestConcurrentSearch(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestQueryReading checks the ways a request's words are read that plain
+// matching gets wrong: a compound written as two words, a state word that
+// is not the verb, an app named in the request, a file name standing for
+// a file.
+func TestQueryReading(t *testing.T) {
+	tools := []*catalog.Tool{
+		{Name: "grafana.list_datasources", AppID: "grafana", Description: "List all datasources."},
+		{Name: "grafana.list_sources_of_alerts", AppID: "grafana", Description: "List where alerts come from."},
+		{Name: "support.list_tickets", AppID: "support", Description: "List tickets, filtered by status and customer."},
+		{Name: "support.open_ticket", AppID: "support", Description: "Open a support ticket for a customer."},
+		{Name: "github.create_issue", AppID: "github", Description: "Create an issue in a repository."},
+		{Name: "gitlab.create_issue", AppID: "gitlab", Description: "Create an issue in a project."},
+		{Name: "files.read_file", AppID: "files", Description: "Read a file from disk."},
+		{Name: "graph.open_nodes", AppID: "graph", Description: "Open nodes of the knowledge graph by name."},
+	}
+	ix, err := search.New(tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	tests := []struct{ query, first string }{
+		{"show me all data sources", "grafana.list_datasources"},
+		{"list a customer's open support tickets", "support.list_tickets"},
+		{"which tickets are open", "support.list_tickets"},
+		{"open a ticket for a customer", "support.open_ticket"},
+		{"open an issue on GitLab", "gitlab.create_issue"},
+		{"open notes.txt", "files.read_file"},
+	}
+	for _, tt := range tests {
+		res, err := ix.Search(context.Background(), search.Query{Text: tt.query, TopK: 3, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) == 0 || res.Hits[0].Tool.Name != tt.first {
+			var got []string
+			for _, h := range res.Hits {
+				got = append(got, fmt.Sprintf("%s %.2f (%s)", h.Tool.Name, h.Score, h.Explain))
+			}
+			t.Errorf("%q: want %s first, got %v", tt.query, tt.first, got)
+		}
+	}
+}
