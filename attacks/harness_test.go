@@ -58,6 +58,9 @@ const (
 	// detector on a loaded machine), and a case that hangs by mistake costs
 	// five seconds instead of ten.
 	defaultTimeout = 5 * time.Second
+	// raceCompleteTimeout is the run timeout, under the race detector, of
+	// the cases that must complete (see config).
+	raceCompleteTimeout = 30 * time.Second
 	// shortTimeout is the run timeout of cases that are expected to end by
 	// the deadline (infinite loops, stalls).
 	shortTimeout = 500 * time.Millisecond
@@ -369,6 +372,13 @@ func config(c attackCase, mode presets.Isolation, via surface) presets.Config {
 	cfg.VM.Isolation = mode
 	cfg.Sandbox.Command = workerCommand
 	cfg.VM.Timeout = defaultTimeout
+	if raceEnabled && c.want.status == vm.StatusOK && c.orWant.status == "" {
+		// A case that must complete proves its built-ins run in linear
+		// time; the race detector slows them tenfold, and a loaded machine
+		// more. The answer's cause stays the assertion: a quadratic search
+		// would still run past this deadline by hours.
+		cfg.VM.Timeout = raceCompleteTimeout
+	}
 	cfg.Exclude = []string{"test.secret", "vault.open"}
 	if via == viaCodeMode {
 		cfg.Surfaces = []presets.Surface{presets.SurfaceCodeCall, presets.SurfaceCodeMode}

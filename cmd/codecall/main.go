@@ -2,7 +2,7 @@
 // demo server, a static catalog file, or upstream MCP servers.
 //
 //	codecall serve [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR [--token-env NAME | --http-insecure-no-auth]]
-//	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] QUERY
+//	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] [--explain] QUERY
 //	codecall check [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR [--token-env NAME]]
 //	codecall eval [--corpus DIR] [--queries FILE]
 //	codecall version
@@ -31,11 +31,12 @@ const usage = `codecall: code-mode middleware for MCP servers
 Usage:
   codecall serve   [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR]
                                                                     serve over stdio (default) or streamable HTTP
-  codecall search  [--config FILE] [--catalog FILE] [--app APP]... [--top K] [--json] QUERY
+  codecall search  [--config FILE] [--catalog FILE] [--app APP]... [--top K] [--json] [--explain] QUERY
   codecall check   [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR]
                                                                     validate a config, catalog or upstreams file;
                                                                     say who could reach serve --http ADDR
-  codecall eval    [--corpus DIR] [--queries FILE]                  search quality on a tool corpus vs plain BM25
+  codecall eval    [--corpus DIR] [--queries FILE] [--split S] [--misses N [--explain]]
+                                                                    search quality on a tool corpus vs plain BM25
   codecall version
 
 --upstreams FILE puts CodeCall in front of the MCP servers listed in FILE
