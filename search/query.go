@@ -375,6 +375,9 @@ func (lx *lexicon) wordConcept(w, s string, scale float64) concept {
 	for _, v := range lx.expand[s] {
 		vs = append(vs, variant{terms: v.terms, scale: scale})
 	}
+	for _, v := range lx.wordnetVariants(s, lx.expand[s]) {
+		vs = append(vs, variant{terms: v.terms, scale: scale * v.scale})
+	}
 	return concept{text: w, variants: vs}
 }
 
