@@ -192,6 +192,10 @@ func BenchmarkScale(b *testing.B) {
 		b.Run(name+"/search", func(b *testing.B) { benchScaleSearch(b, synthTools(n), synthQueries) })
 		b.Run(name+"/build", func(b *testing.B) { benchScaleBuild(b, func() []*catalog.Tool { return synthTools(n) }) })
 	}
+	b.Run("real-918/search", func(b *testing.B) {
+		tools, queries := realCorpus(b, 918)
+		benchScaleSearch(b, tools, queries)
+	})
 	b.Run("real-10k/search", func(b *testing.B) {
 		tools, queries := realCorpus(b, 10000)
 		benchScaleSearch(b, tools, queries)
