@@ -107,7 +107,9 @@ func (lx *lexicon) pluralQuery(text string) bool {
 			return true
 		}
 		if len(w) >= 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") {
-			if s := lx.stem(w); s != "" && s == lx.stem(w[:len(w)-1]) && lx.ix.hasTerm(s) {
+			// analyzeWord, not lx.stem: the lexicon's cache is written only
+			// while the index is built, and searches run concurrently.
+			if s := analyzeWord(lx.ix.en, w); s != "" && s == analyzeWord(lx.ix.en, w[:len(w)-1]) && lx.ix.hasTerm(s) {
 				return true
 			}
 		}

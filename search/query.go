@@ -115,6 +115,9 @@ func (lx *lexicon) form(member string) form {
 	return f
 }
 
+// stem analyses one vocabulary word, with a cache. It writes the cache, so
+// only the lexicon's construction may call it: a search analyses its words
+// with analyzeWord.
 func (lx *lexicon) stem(w string) string {
 	if s, ok := lx.stems[w]; ok {
 		return s

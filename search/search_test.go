@@ -358,7 +358,7 @@ func TestClosed(t *testing.T) {
 
 func TestConcurrentSearch(t *testing.T) {
 	ix := fixtureIndex(t)
-	queries := []string{"file a bug", "post to slack", "github.create_issue", "screenshoot", "order pizza", ""}
+	queries := []string{"file a bug", "post to slack", "github.create_issue", "screenshoot", "order pizza", "", "which pull requests are open", "list all channels", "data sources"}
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for g := 0; g < 16; g++ {
