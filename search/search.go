@@ -44,12 +44,14 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 		return res, nil
 	}
 	res.TotalAvailable = f.count(ix)
-	if f.apps == nil {
-		f.named = ix.namedApps(q.Text)
-	}
-	f.many = ix.lexicon.pluralQuery(q.Text)
-
 	text := strings.TrimSpace(q.Text)
+	// The request's reading is bounded as its parse is (see maxQueryBytes).
+	head := text[:min(len(text), maxQueryBytes)]
+	if f.apps == nil {
+		f.named = ix.namedApps(head)
+	}
+	f.many = ix.lexicon.pluralQuery(head)
+
 	exact := ix.exactHits(text, f)
 	concepts := ix.lexicon.parse(text)
 	if len(concepts) == 0 && len(exact) == 0 {
