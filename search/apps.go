@@ -70,8 +70,9 @@ func (ix *Index) namedApps(text string) map[string]bool {
 // collectionVerbs start the names of tools that return many things.
 var collectionVerbs = map[string]bool{"list": true, "search": true, "find": true, "query": true, "browse": true, "enumerate": true}
 
-// returnsMany reports whether t's name says it returns a collection: it
-// starts with a collection verb (after its app id) or ends in a plural.
+// returnsMany reports whether t's name says it returns a collection: a
+// collection verb anywhere in it (list_issues, workers_list) or a plural
+// at its end (get_issues).
 func (b *builder) returnsMany(t *catalog.Tool) bool {
 	parts := wordsOf(t.Name)
 	app := wordsOf(t.AppID)
@@ -81,8 +82,10 @@ func (b *builder) returnsMany(t *catalog.Tool) bool {
 	if len(parts) == 0 {
 		return false
 	}
-	if collectionVerbs[parts[0]] {
-		return true
+	for _, p := range parts {
+		if collectionVerbs[p] {
+			return true
+		}
 	}
 	return b.plural(parts[len(parts)-1])
 }
@@ -98,10 +101,14 @@ func (b *builder) plural(w string) bool {
 }
 
 // pluralQuery reports whether the request asks for many things: "which
-// tickets are open", "all pull requests", "list the users".
+// tickets are open", "all pull requests", "list the users". Words joined
+// into an identifier ("infra-notes") are values, not the request's words.
 func (lx *lexicon) pluralQuery(text string) bool {
-	for _, tok := range lx.ix.surface.Analyze([]byte(text)) {
-		w := string(tok.Term)
+	for _, f := range strings.Fields(strings.ToLower(text)) {
+		w := strings.Trim(f, ".,;:!?'\"()[]")
+		if strings.ContainsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) {
+			continue
+		}
 		switch w {
 		case "all", "every", "list", "each":
 			return true
