@@ -42,6 +42,11 @@ func TestEvalReportLayout(t *testing.T) {
 			want: []string{"own heldout", "own heldout paraphrase", "MISSES (codecall, own heldout", "expected:", "got:"},
 			not:  []string{"own tune", "own all"},
 		},
+		{
+			name: "misses explained",
+			args: []string{"--split", "tune", "--misses", "40", "--explain"},
+			want: []string{"MISSES (codecall, own tune", "coverage ", "× bm25f ", "=name"},
+		},
 		{name: "bad split", args: []string{"--split", "test"}, code: 2},
 	}
 	for _, tt := range tests {

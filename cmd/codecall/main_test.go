@@ -128,6 +128,17 @@ func TestSearchDemo(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "support.close_ticket") || strings.Contains(out, "billing.") {
 		t.Errorf("--app support: code %d\n%s", code, out)
 	}
+	// --explain gives every hit shown the factors of its score.
+	code, out, _ = runCLI(t, "search", "--explain", "--top", "3", "list a customer's open support tickets")
+	if code != 0 || !strings.Contains(out, "support.list_tickets") {
+		t.Fatalf("--explain: code %d\n%s", code, out)
+	}
+	if n := strings.Count(out, "↳ coverage"); n != 3 {
+		t.Errorf("--explain: %d explanations for 3 hits\n%s", n, out)
+	}
+	if !strings.Contains(out, "tickets=name") {
+		t.Errorf("--explain does not say where the words matched\n%s", out)
+	}
 }
 
 func TestSearchCatalog(t *testing.T) {

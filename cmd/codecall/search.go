@@ -128,7 +128,10 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func explainHits(ctx context.Context, cc *middleware.CodeCall, query string, topK int, apps []string) (map[string]string, error) {
 	st, release := cc.Acquire(ctx)
 	defer release()
-	res, err := st.Index.Search(ctx, search.Query{Text: query, TopK: max(topK, 1), AppIDs: apps, Explain: true})
+	// codecall.search left out the hits the gate hides and shows the ones
+	// after them instead: ask for as many as a search may return, so that
+	// every hit shown has its explanation.
+	res, err := st.Index.Search(ctx, search.Query{Text: query, TopK: max(topK, st.Config.Search.MaxTopK), AppIDs: apps, Explain: true})
 	if err != nil {
 		return nil, fmt.Errorf("explaining the search: %w", err)
 	}
