@@ -31,10 +31,16 @@ type Runner interface {
 // per-session limits: a run never waits for another to end, so no
 // session's runs can delay another's start; the sessions' runs share the
 // CPU as goroutines do, each within its own timeout and budgets.
-type InProcess struct{}
+//
+// With Runtimes set, runs take runtimes hardened ahead of them (see
+// vm.Runtimes); the zero InProcess builds each in its run.
+type InProcess struct {
+	Runtimes *vm.Runtimes
+}
 
 // Run implements Runner.
-func (InProcess) Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
+func (p InProcess) Run(ctx context.Context, script string, checked *ast.Checked, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
 	opts.ReturnMemory = true
+	opts.Runtimes = p.Runtimes
 	return vm.Run(ctx, checked, host, opts)
 }

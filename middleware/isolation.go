@@ -10,6 +10,7 @@ import (
 	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
+	"github.com/codecall-go/codecall/vm"
 )
 
 // Isolation says where codecall.execute runs plans, as configured and as
@@ -49,6 +50,8 @@ func keyOf(cfg *presets.Config) poolKey {
 type isolation struct {
 	log  *slog.Logger
 	opts []sandbox.Option // WithSandboxOptions, applied after the config's
+	// inProcess runs plans in process, on runtimes hardened ahead of them.
+	inProcess meta.InProcess
 
 	mu        sync.Mutex // guards the fields below; held while a pool starts
 	requested presets.Isolation
@@ -62,7 +65,7 @@ type isolation struct {
 // newIsolation returns the owner of the worker pool, with no pool yet: the
 // first rebuild asks for a runner and so starts one if the config wants it.
 func newIsolation(log *slog.Logger, opts []sandbox.Option) *isolation {
-	return &isolation{log: log, opts: opts}
+	return &isolation{log: log, opts: opts, inProcess: meta.InProcess{Runtimes: vm.NewRuntimes(0)}}
 }
 
 // runner returns the runner the config asks for, starting or replacing the
@@ -76,7 +79,7 @@ func (iso *isolation) runner(cfg *presets.Config) (meta.Runner, error) {
 	if cfg.VM.Isolation != presets.IsolationProcess {
 		iso.retireLocked()
 		iso.fallback = ""
-		return nil, nil
+		return iso.inProcess, nil
 	}
 	key := keyOf(cfg)
 	if iso.pool != nil && iso.key == key {
@@ -109,7 +112,7 @@ func (iso *isolation) runner(cfg *presets.Config) (meta.Runner, error) {
 			"worker processes cannot be started here, so the "+string(cfg.Preset)+" preset falls back to in-process "+
 			"execution, where goja is the only wall. Fix the cause to get process isolation, or set vm.isolation: "+
 			"inprocess to accept this and silence the warning.", "error", err)
-		return nil, nil
+		return iso.inProcess, nil
 	}
 	iso.retireLocked()
 	iso.pool, iso.key, iso.fallback = pool, key, ""
@@ -139,6 +142,7 @@ func (iso *isolation) close() {
 	iso.retireLocked()
 	iso.mu.Unlock()
 	iso.closing.Wait()
+	_ = iso.inProcess.Runtimes.Close()
 }
 
 // report says where plans run now, and why.

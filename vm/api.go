@@ -179,6 +179,9 @@ type Options struct {
 	// module linked by ast.ValidateModule, its imports are these modules,
 	// and its result is what it leaves in ResultGlobal (see CodeMode).
 	CodeMode *CodeMode
+	// Runtimes, when set, supplies the run's hardened runtime, built
+	// before the run started (see Runtimes); nil builds it in the run.
+	Runtimes *Runtimes
 }
 
 // LogEntry is one captured console or mcpLog line.

@@ -21,7 +21,8 @@ var mcpLevels = map[string]bool{
 // function is frozen and bound as a non-writable, non-configurable global,
 // so the plan can neither replace nor extend them. Everything crossing the
 // boundary is a JSON copy: no Go value is ever handed to the runtime.
-func (r *run) installBridge() {
+// console is bound when the preset allows it.
+func (r *run) installBridge(console bool) {
 	define := func(name string, v *goja.Object) {
 		r.freeze(v)
 		r.lockGlobal(name, v)
@@ -34,7 +35,7 @@ func (r *run) installBridge() {
 	define("mcpNotify", r.newFunction("mcpNotify", 2, r.mcpNotify))
 
 	r.lockLazyGlobal("codecallContext", r.planContext)
-	if r.opts.Limits.AllowConsole {
+	if console {
 		r.lockLazyGlobal("console", r.console)
 	}
 }

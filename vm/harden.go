@@ -17,27 +17,55 @@ var hiddenPrototypes = sync.OnceValue(func() *goja.Program {
 // setup builds the run's runtime: a fresh goja.Runtime with source maps
 // off and the stack capped, its intrinsics captured and locked down, the
 // allocating built-ins guarded (the rarely used ones on first use, see
-// globals.go), and the bridge installed.
+// globals.go), and the bridge installed. A run taken from Runtimes arrives
+// with all of that done but what depends on the run's own options.
 func (r *run) setup() {
+	if r.rt == nil {
+		r.harden(r.hardening())
+	}
+	r.installRegexEngine()
+	if r.opts.CodeMode != nil {
+		r.installCodeMode()
+	}
+}
+
+// hardening is everything that building a run's hardened runtime reads
+// from the run's options: two runs with equal hardenings get runtimes
+// that differ in nothing, so one can be built before its run is known
+// (see Runtimes).
+type hardening struct {
+	stackDepth int
+	codeMode   bool
+	console    bool
+}
+
+// hardening returns what the run's runtime must be hardened for.
+func (r *run) hardening() hardening {
+	return hardening{stackDepth: r.caps.stackDepth, codeMode: r.opts.CodeMode != nil, console: r.opts.Limits.AllowConsole}
+}
+
+// harden builds a fresh runtime hardened for h. It reads nothing else of
+// the run: the guards and the bridge read the run's limits, host and
+// context when the plan calls them, not here.
+func (r *run) harden(h hardening) {
 	rt := goja.New()
 	r.rt = rt
 	// goja reads the files a //# sourceMappingURL= comment names when it
 	// compiles; nothing may be compiled at run time, but turn it off anyway.
 	rt.SetParserOptions(parser.WithDisableSourceMaps)
-	rt.SetMaxCallStackSize(r.caps.stackDepth)
+	rt.SetMaxCallStackSize(h.stackDepth)
 	r.std = rt.GlobalObject()
 
 	r.captureIntrinsics()
 	r.trackRejections()
 	r.installGlobals()
-	r.lockCodeGeneration()
+	r.lockCodeGeneration(h.codeMode)
 	r.installGuards()
 	r.installRegex()
-	if r.opts.CodeMode != nil {
-		r.installCodeMode()
+	if h.codeMode {
 		return
 	}
-	r.installBridge()
+	r.installBridge(h.console)
 }
 
 func (r *run) captureIntrinsics() {
@@ -67,7 +95,7 @@ func (r *run) captureIntrinsics() {
 // an error's or any value's constructor chain, Reflect.construct,
 // Object.getOwnPropertyDescriptor, Reflect.getPrototypeOf - ends at the
 // same throwing function.
-func (r *run) lockCodeGeneration() {
+func (r *run) lockCodeGeneration(codeMode bool) {
 	fn := r.newConstructor("Function", 1, func(goja.ConstructorCall) *goja.Object {
 		r.codeGeneration("the Function constructor")
 		return nil
@@ -88,7 +116,7 @@ func (r *run) lockCodeGeneration() {
 	}
 	r.lockGlobal("Function", fn)
 
-	if r.opts.CodeMode != nil {
+	if codeMode {
 		// The Code Mode specification leaves eval out altogether.
 		r.lockGlobal("eval", goja.Undefined())
 		return

@@ -70,9 +70,11 @@ type regexLiteralReporter interface {
 	HasRegExpLiterals() bool
 }
 
+// installRegex guards the String.prototype methods that build a RegExp
+// from a string or take one. They reach the run's regex engine when
+// called, so they can be installed before the run has one.
 func (r *run) installRegex() {
 	sp := r.in.stringProto
-	r.regex = &regexEngine{mode: r.opts.Limits.Regex, cache: make(map[string]*compiledRegex), byObj: make(map[*goja.Object]*compiledRegex)}
 
 	// match, matchAll and search build a RegExp from a string argument.
 	r.wrap(sp, "match", r.implicitRegex("String.prototype.match", goja.SymMatch, ""))
@@ -80,7 +82,13 @@ func (r *run) installRegex() {
 	r.wrap(sp, "search", r.implicitRegex("String.prototype.search", goja.SymSearch, ""))
 	r.wrap(sp, "replace", r.stringReplace("String.prototype.replace", false))
 	r.wrap(sp, "replaceAll", r.stringReplace("String.prototype.replaceAll", true))
+}
 
+// installRegexEngine gives the run its regex engine, in the preset's
+// mode, and hardens RegExp before the plan starts when the plan may hold
+// regex literals.
+func (r *run) installRegexEngine() {
+	r.regex = &regexEngine{mode: r.opts.Limits.Regex, cache: make(map[string]*compiledRegex), byObj: make(map[*goja.Object]*compiledRegex)}
 	if !r.lazyRegExp {
 		r.hardenRegExp()
 	}

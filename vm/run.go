@@ -119,15 +119,17 @@ func newRun(ctx context.Context, plan *ast.Checked, host Host, opts Options) *ru
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r := &run{
-		parent: ctx,
-		plan:   plan,
-		host:   host,
-		opts:   opts,
-		caps:   capsFor(opts.Limits),
-		start:  time.Now(),
-		stopCh: make(chan struct{}),
+	caps := capsFor(opts.Limits)
+	var r *run
+	if opts.Runtimes != nil {
+		r = opts.Runtimes.take(hardening{stackDepth: caps.stackDepth, codeMode: opts.CodeMode != nil, console: opts.Limits.AllowConsole})
 	}
+	if r == nil {
+		r = &run{}
+	}
+	r.parent, r.plan, r.host, r.opts, r.caps = ctx, plan, host, opts, caps
+	r.start = time.Now()
+	r.stopCh = make(chan struct{})
 	if rl, ok := any(plan).(regexLiteralReporter); ok && !rl.HasRegExpLiterals() {
 		r.lazyRegExp = true
 	}
