@@ -60,6 +60,11 @@ type workerLimits struct {
 	addressSpace int64 // RLIMIT_AS in bytes; 0 leaves it alone
 	cpuSeconds   int64 // RLIMIT_CPU; 0 leaves it alone
 	memoryBytes  int64 // the Go runtime's soft memory limit (debug.SetMemoryLimit); 0 leaves it alone
+	// stackDepth and console are the pool's plan limits that a run's
+	// hardened runtime is built for (vm.Runtimes): the worker builds it
+	// before it reports ready. They confine nothing.
+	stackDepth int64
+	console    bool
 	// serverNS are the server's namespace identities by kind, to tell
 	// which namespaces the worker does not share.
 	serverNS map[string]string
@@ -70,6 +75,8 @@ func (l workerLimits) args() []string {
 		"as=" + strconv.FormatInt(l.addressSpace, 10),
 		"cpu=" + strconv.FormatInt(l.cpuSeconds, 10),
 		"mem=" + strconv.FormatInt(l.memoryBytes, 10),
+		"stack=" + strconv.FormatInt(l.stackDepth, 10),
+		"console=" + strconv.FormatBool(l.console),
 	}
 	for k, v := range l.serverNS {
 		out = append(out, "ns."+k+"="+v)
@@ -93,6 +100,10 @@ func parseWorkerArgs(args []string) workerLimits {
 			l.cpuSeconds = n
 		case "mem":
 			l.memoryBytes = n
+		case "stack":
+			l.stackDepth = n
+		case "console":
+			l.console = v == "true"
 		}
 	}
 	return l

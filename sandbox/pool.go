@@ -219,7 +219,7 @@ func (p *Pool) workerLimits() workerLimits {
 	// heap watchdog enforces the budget, and a soft limit at the budget
 	// would have the collector spin instead of letting the watchdog see
 	// the overrun.
-	l := workerLimits{serverNS: serverNamespaces()}
+	l := workerLimits{serverNS: serverNamespaces(), stackDepth: int64(p.cfg.limits.MaxStackDepth), console: p.cfg.limits.AllowConsole}
 	if p.cfg.limits.MemoryBytes > 0 {
 		l.memoryBytes = 2*p.cfg.limits.MemoryBytes + 64<<20
 	}

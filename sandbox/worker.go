@@ -53,7 +53,8 @@ const exitCPUTime = 24
 // serveWorker confines the process, reports ready, runs one plan and
 // reports its result. It returns the exit code.
 func serveWorker(in io.Reader, out io.Writer) int {
-	conf, err := confine(parseWorkerArgs(os.Args[2:]))
+	wl := parseWorkerArgs(os.Args[2:])
+	conf, err := confine(wl)
 	if err != nil {
 		// The parent reads stderr to explain the failure; it never sends a
 		// plan to a worker that did not report ready.
@@ -61,6 +62,11 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		return 3
 	}
 	prewarm()
+	// The run's hardened runtime is built now, while the worker waits in
+	// the pool, for the pool's limits; a run under other limits builds
+	// its own.
+	rts := vm.NewRuntimes(1, vm.WithoutBuilder())
+	rts.Warm(presets.Limits{MaxStackDepth: int(wl.stackDepth), AllowConsole: wl.console}, false)
 	w := &workerConn{out: bufio.NewWriterSize(out, 64<<10), pending: map[uint64]chan *message{}}
 	if err := w.send(&message{T: msgReady, Confinement: &conf}); err != nil {
 		return 4
@@ -71,7 +77,7 @@ func serveWorker(in io.Reader, out io.Writer) int {
 		return 5
 	}
 	go w.readReplies(r)
-	res := runPlan(context.Background(), first.Run, w)
+	res := runPlan(context.Background(), first.Run, w, rts)
 	if err := w.send(&message{T: msgResult, Result: res}); err != nil {
 		return 6
 	}
@@ -106,8 +112,8 @@ func (idleHost) Log(context.Context, string, string, json.RawMessage) {}
 func (idleHost) Notify(context.Context, string, json.RawMessage)      {}
 
 // runPlan validates and runs the plan of one request.
-func runPlan(ctx context.Context, req *runRequest, host vm.Host) *vm.Result {
-	opts := vm.Options{RunID: req.Options.RunID, Limits: req.Options.Limits, Context: req.Context, CodeMode: req.Options.CodeMode}
+func runPlan(ctx context.Context, req *runRequest, host vm.Host, rts *vm.Runtimes) *vm.Result {
+	opts := vm.Options{RunID: req.Options.RunID, Limits: req.Options.Limits, Context: req.Context, CodeMode: req.Options.CodeMode, Runtimes: rts}
 	checked, err := ast.Validate(req.Script, req.Rules)
 	if err != nil {
 		// The server validated the same script with the same rules before

@@ -2,6 +2,8 @@ package vm
 
 import (
 	"sync"
+
+	"github.com/codecall-go/codecall/presets"
 )
 
 // Runtimes builds hardened runtimes ahead of the runs that take them.
@@ -23,7 +25,8 @@ import (
 // A Runtimes is safe for concurrent use. Close stops its goroutine; the
 // zero value is not usable, make one with NewRuntimes.
 type Runtimes struct {
-	size int
+	size      int
+	noBuilder bool
 
 	mu      sync.Mutex
 	want    hardening // what the runtimes in ready were built for
@@ -41,14 +44,55 @@ type Runtimes struct {
 // KiB).
 const DefaultRuntimes = 2
 
+// RuntimesOption configures a Runtimes.
+type RuntimesOption func(*Runtimes)
+
+// WithoutBuilder has runtimes built only by Warm, never in the background:
+// for a process that runs one plan (a sandbox worker), where a runtime
+// built while the plan runs would never be used.
+func WithoutBuilder() RuntimesOption { return func(p *Runtimes) { p.noBuilder = true } }
+
 // NewRuntimes returns a Runtimes that keeps up to size hardened runtimes
 // ready (DefaultRuntimes when size is not positive). It starts building on
 // the first run that asks it for one.
-func NewRuntimes(size int) *Runtimes {
+func NewRuntimes(size int, opts ...RuntimesOption) *Runtimes {
 	if size <= 0 {
 		size = DefaultRuntimes
 	}
-	return &Runtimes{size: size, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	p := &Runtimes{size: size, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+// Warm builds, on the caller's goroutine, runtimes for runs under limits
+// (Code Mode runs when codeMode is set) until size are ready. A process
+// that knows its next run's limits warms before it reports ready, so the
+// run does not pay for the hardening.
+func (p *Runtimes) Warm(limits presets.Limits, codeMode bool) {
+	c := capsFor(limits)
+	h := hardening{stackDepth: c.stackDepth, codeMode: codeMode, console: limits.AllowConsole}
+	for {
+		p.mu.Lock()
+		if p.closed || len(p.ready) >= p.size && h == p.want {
+			p.mu.Unlock()
+			return
+		}
+		if h != p.want {
+			p.want, p.ready = h, nil
+		}
+		p.mu.Unlock()
+		r := prepare(h)
+		if r == nil {
+			return
+		}
+		p.mu.Lock()
+		if h == p.want && len(p.ready) < p.size {
+			p.ready = append(p.ready, r)
+		}
+		p.mu.Unlock()
+	}
 }
 
 // take returns a runtime hardened for h, or nil when none is ready; in
@@ -59,7 +103,7 @@ func (p *Runtimes) take(h hardening) *run {
 	if p.closed {
 		return nil
 	}
-	if !p.started {
+	if !p.started && !p.noBuilder {
 		p.started = true
 		go p.build()
 	}

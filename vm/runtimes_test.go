@@ -199,3 +199,41 @@ func TestRuntimesClose(t *testing.T) {
 	}
 	settleGoroutines(t, base)
 }
+
+// TestRuntimesWarm: Warm builds on the caller's goroutine for the limits
+// it is given; without a builder, a run takes the warmed runtime and
+// nothing is built behind it.
+func TestRuntimesWarm(t *testing.T) {
+	base := runtime.NumGoroutine()
+	p := NewRuntimes(1, WithoutBuilder())
+	defer p.Close()
+	l := limits(t, presets.Secure)
+	p.Warm(l, false)
+	p.mu.Lock()
+	n := len(p.ready)
+	p.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d runtimes ready after Warm, want 1", n)
+	}
+	if res := runWith(t, p, presets.Secure, `return typeof console`); res.Status != StatusOK || string(res.Result) != `"object"` {
+		t.Fatalf("run on the warmed runtime: %s", describe(res))
+	}
+	p.mu.Lock()
+	n, started := len(p.ready), p.started
+	p.mu.Unlock()
+	if n != 0 || started {
+		t.Fatalf("after the run: %d ready, builder started %v; want 0 and false", n, started)
+	}
+	if res := runWith(t, p, presets.Secure, `return 2`); res.Status != StatusOK {
+		t.Fatalf("run with nothing ready: %s", describe(res))
+	}
+	settleGoroutines(t, base)
+
+	// Warming for other limits replaces what was ready.
+	p.Warm(l, false)
+	l.AllowConsole = false
+	p.Warm(l, false)
+	if res := runWith(t, p, presets.Secure, `return typeof console`, func(l *presets.Limits) { l.AllowConsole = false }); res.Status != StatusOK || string(res.Result) != `"undefined"` {
+		t.Fatalf("run after warming without console: %s", describe(res))
+	}
+}
