@@ -88,6 +88,8 @@ type run struct {
 	inflight    int
 	completions chan *toolCall
 	toolWG      sync.WaitGroup
+	idle        []chan *toolCall // callers waiting for a call (see startCall)
+	callersDone chan struct{}    // closed when the run ends: callers return
 	toolErrors  map[*goja.Object]*toolCall
 	unhandled   map[*goja.Promise]bool // rejected promises nothing handles yet
 
@@ -130,6 +132,7 @@ func newRun(ctx context.Context, plan *ast.Checked, host Host, opts Options) *ru
 	r.parent, r.plan, r.host, r.opts, r.caps = ctx, plan, host, opts, caps
 	r.start = time.Now()
 	r.stopCh = make(chan struct{})
+	r.callersDone = make(chan struct{})
 	if rl, ok := any(plan).(regexLiteralReporter); ok && !rl.HasRegExpLiterals() {
 		r.lazyRegExp = true
 	}
@@ -335,6 +338,7 @@ func (r *run) finish() *Result {
 	}
 	r.stopTimers()
 	r.cancel()
+	close(r.callersDone)
 	r.toolWG.Wait()
 	r.drainCompletions()
 	if r.outbox != nil {

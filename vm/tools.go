@@ -55,6 +55,8 @@ type toolCall struct {
 	// @codemode/errors class a Code Mode call's failure was given.
 	mismatch *toolerr.Mismatch
 	class    string
+
+	caller chan *toolCall // the jobs of the goroutine that makes the call
 }
 
 // describe names the call in warnings: callTool("crm.get_contact") or
@@ -150,37 +152,67 @@ func (r *run) launch() {
 	}
 }
 
+// startCall hands c to an idle caller goroutine of the run, or starts one.
+// Callers live until the run ends, so a plan's sequential calls run on one
+// goroutine whose stack has already grown to what a call through the
+// server needs (a fresh goroutine grows it again, copying, on every call).
 func (r *run) startCall(c *toolCall) {
 	r.inflight++
 	c.started = true
 	c.begin = time.Now()
+	if n := len(r.idle); n > 0 {
+		c.caller = r.idle[n-1]
+		r.idle = r.idle[:n-1]
+		c.caller <- c // never blocks: an idle caller's channel is empty
+		return
+	}
+	c.caller = make(chan *toolCall, 1)
 	r.toolWG.Add(1)
-	go func() {
-		defer r.toolWG.Done()
-		defer func() {
-			if x := recover(); x != nil {
-				c.panicked = true
-				c.raw, c.err = nil, errors.New("tool call panicked")
-			}
-			c.duration = time.Since(c.begin)
-			// Never blocks: the buffer holds one slot per call in flight.
-			r.completions <- c
-		}()
-		if c.op != "" {
-			c.raw, c.err = r.host.Discover(r.ctx, c.op, c.inputJSON)
-		} else {
-			c.raw, c.err = r.host.CallTool(r.ctx, c.name, c.input)
+	go r.serveCalls(c.caller, c)
+}
+
+// serveCalls runs calls on one goroutine: first, then each one the run
+// hands it on jobs, until the run ends.
+func (r *run) serveCalls(jobs chan *toolCall, first *toolCall) {
+	defer r.toolWG.Done()
+	for c := first; ; {
+		r.runCall(c)
+		select {
+		case c = <-jobs:
+		case <-r.callersDone:
+			return
 		}
-		if c.err != nil && errors.Is(c.err, context.Canceled) && errors.Is(context.Cause(r.ctx), errDeadline) {
-			c.err = context.DeadlineExceeded // hosts report the run's own deadline as a cancellation
+	}
+}
+
+// runCall makes one call and reports its completion.
+func (r *run) runCall(c *toolCall) {
+	defer func() {
+		if x := recover(); x != nil {
+			c.panicked = true
+			c.raw, c.err = nil, errors.New("tool call panicked")
 		}
+		c.duration = time.Since(c.begin)
+		// Never blocks: the buffer holds one slot per call in flight.
+		r.completions <- c
 	}()
+	if c.op != "" {
+		c.raw, c.err = r.host.Discover(r.ctx, c.op, c.inputJSON)
+	} else {
+		c.raw, c.err = r.host.CallTool(r.ctx, c.name, c.input)
+	}
+	if c.err != nil && errors.Is(c.err, context.Canceled) && errors.Is(context.Cause(r.ctx), errDeadline) {
+		c.err = context.DeadlineExceeded // hosts report the run's own deadline as a cancellation
+	}
 }
 
 // complete settles the promise of a finished call and runs the jobs that
 // follow from it, then starts queued calls.
 func (r *run) complete(c *toolCall) {
 	r.inflight--
+	if !c.panicked {
+		r.idle = append(r.idle, c.caller)
+	}
 	r.record(c)
 	if c.panicked {
 		r.stop(internalOutcome())
