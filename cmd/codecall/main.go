@@ -64,6 +64,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = checkCmd(rest, stdout, stderr)
 	case "eval":
 		err = evalCmd(ctx, rest, stdout, stderr)
+	case "policy":
+		err = policyCmd(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "--help", "-h", "-help":
@@ -79,6 +81,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.As(err, new(exitCode)):
+		var c exitCode
+		errors.As(err, &c)
+		return int(c)
 	default:
 		// Library errors already carry the "codecall: " prefix.
 		fmt.Fprintf(stderr, "codecall: %s\n", strings.TrimPrefix(err.Error(), "codecall: "))
