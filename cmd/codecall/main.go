@@ -4,6 +4,8 @@
 //	codecall serve [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR [--token-env NAME | --http-insecure-no-auth]]
 //	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] [--explain] QUERY
 //	codecall check [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR [--token-env NAME]]
+//	codecall policy test [--coverage] [PATH...]
+//	codecall policy eval --tool NAME [--args JSON]
 //	codecall eval [--corpus DIR] [--queries FILE]
 //	codecall version
 package main
@@ -35,6 +37,10 @@ Usage:
   codecall check   [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR]
                                                                     validate a config, catalog or upstreams file;
                                                                     say who could reach serve --http ADDR
+  codecall policy test [--config FILE] [--coverage] [-v] [--run REGEX] [PATH...]
+                                                                    run Rego unit tests as opa test does
+  codecall policy eval [--config FILE] [--catalog FILE | --upstreams FILE] --tool NAME [--args JSON]
+                                                                    show the decision for one call and its policy input
   codecall eval    [--corpus DIR] [--queries FILE] [--split S] [--misses N [--explain]]
                                                                     search quality on a tool corpus vs plain BM25
   codecall version
@@ -45,6 +51,7 @@ With neither --catalog nor upstreams, the embedded demo server (CRM, billing, su
 analytics, inventory, notifications) is served.
 --http on an address other than loopback needs a bearer token (--token-env NAME)
 or an explicit --http-insecure-no-auth.
+CODECALL_* environment variables override the configuration, with or without --config.
 Run 'codecall COMMAND --help' for a command's flags.
 `
 

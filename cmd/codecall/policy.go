@@ -69,10 +69,19 @@ func policyTestCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	runRE := fs.String("run", "", "run only tests whose name matches this `regex`")
 	format := fs.String("format", "pretty", "output `format`: pretty or json")
 	timeout := fs.Duration("timeout", 5*time.Second, "time limit of one test")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	// Flags may come after the paths, as opa test allows
+	// (codecall policy test examples/policies -v).
+	var paths []string
+	for rest := args; ; {
+		if err := parseFlags(fs, rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		paths = append(paths, fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
-	paths := fs.Args()
 	if len(paths) == 0 {
 		cfg, err := loadConfig(*configFile)
 		if err != nil {

@@ -24,7 +24,7 @@ func TestPolicyTest(t *testing.T) {
 		{"passing", []string{"testdata/policytest/pass"}, 0, []string{"PASS: 2/2"}, nil, []string{"FAIL"}},
 		{"failing", []string{"testdata/policytest/fail"}, 2, []string{
 			"data.codecall.test_large_refund_runs_unasked: FAIL", "PASS: 1/2", "FAIL: 1/2"}, nil, []string{"test_small_refund_runs: PASS"}},
-		{"verbose", []string{"-v", "testdata/policytest/fail"}, 2, []string{"test_small_refund_runs: PASS", "FAILURES", "Fail not d.requireApproval"}, nil, nil},
+		{"verbose after the path", []string{"testdata/policytest/fail", "-v"}, 2, []string{"test_small_refund_runs: PASS", "FAILURES", "Fail not d.requireApproval"}, nil, nil},
 		{"run filter", []string{"--run", "small", "testdata/policytest/fail"}, 0, []string{"PASS: 1/1"}, nil, nil},
 		{"json", []string{"--format", "json", "testdata/policytest/fail"}, 2, []string{`"name": "test_large_refund_runs_unasked"`, `"fail": true`}, nil, nil},
 		{"coverage", []string{"--coverage", "testdata/policytest/pass"}, 0, []string{`"covered"`, `"coverage"`, "small.rego"}, nil, nil},
