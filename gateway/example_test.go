@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"log/slog"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -52,4 +53,31 @@ func ExampleParseServers() {
 	// Output:
 	// npx 30s true <nil>
 	// true
+}
+
+// Say which upstream a start waits for, and how each start ended: npx may
+// spend a minute downloading a server.
+func ExampleWithProgress() {
+	servers, err := gateway.ParseServers([]byte(`{"mcpServers": {"broken": {"command": "/nonexistent/mcp-server"}}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	gw, err := gateway.New(servers, gateway.WithLogger(slog.New(slog.DiscardHandler)), gateway.WithProgress(func(e gateway.StartEvent) {
+		switch {
+		case !e.Done:
+			fmt.Printf("starting %s (%s)\n", e.Upstream, e.Transport)
+		case e.Err != nil:
+			fmt.Printf("%s failed\n", e.Upstream)
+		default:
+			fmt.Printf("%s started in %d ms with %d tools\n", e.Upstream, e.Elapsed.Milliseconds(), e.Tools)
+		}
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer gw.Close()
+	_ = gw.Start(context.Background()) // the error lists the upstreams that failed
+	// Output:
+	// starting broken (stdio)
+	// broken failed
 }

@@ -344,7 +344,9 @@ func TestParseServersPrefix(t *testing.T) {
 		{"default", `{"mcpServers": {"a": {"command": "x"}}}`, true, ""},
 		{"false", `{"mcpServers": {"a": {"command": "x", "prefix": false}}}`, false, ""},
 		{"true", `{"mcpServers": {"a": {"command": "x", "prefix": true}}}`, true, ""},
-		{"not a bool", `{"mcpServers": {"a": {"command": "x", "prefix": "no"}}}`, false, `mcpServers["a"]`},
+		{"not a bool", `{"mcpServers": {"a": {"command": "x", "prefix": "no"}}}`, false, `mcpServers["a"]: line 1, column 52`},
+		{"syntax", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n}}", false, "line 2, column 24"},
+		{"wrong type on a later line", "{\"mcpServers\": {\n  \"a\": {\"command\": \"x\"},\n  \"b\": {\"args\": \"-v\"}\n}}", false, `mcpServers["b"]: line 3, column 20`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			servers, err := ParseServers([]byte(tc.json))

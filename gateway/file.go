@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codecall-go/codecall/internal/jsonpos"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -66,7 +67,7 @@ const entryKeys = "type, command, args, env, envAllowlist, cwd, url, headers, en
 func ParseServers(data []byte) (map[string]presets.Upstream, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
+		return nil, fmt.Errorf("not a JSON object: %w", jsonpos.Locate(data, 0, err))
 	}
 	raw, ok := top["mcpServers"]
 	key := "mcpServers"
@@ -81,6 +82,9 @@ func ParseServers(data []byte) (map[string]presets.Upstream, error) {
 	if err := json.Unmarshal(raw, &entries); err != nil || entries == nil {
 		return nil, fmt.Errorf("%q must be an object mapping server ids to their settings", key)
 	}
+	// Where each entry starts, so that a problem inside one has a line and
+	// a column; the file is valid JSON by now, so this cannot fail.
+	offsets, _ := jsonpos.MemberOffsets(data, key)
 	ids := make([]string, 0, len(entries))
 	for id := range entries {
 		ids = append(ids, id)
@@ -91,6 +95,9 @@ func ParseServers(data []byte) (map[string]presets.Upstream, error) {
 	for _, id := range ids {
 		u, err := decodeEntry(entries[id])
 		if err != nil {
+			if off, ok := offsets[id]; ok {
+				err = jsonpos.Locate(data, off, err)
+			}
 			problems = append(problems, fmt.Sprintf("mcpServers[%q]: %v", id, err))
 			continue
 		}

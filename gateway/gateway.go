@@ -45,7 +45,31 @@ type options struct {
 	backoffMax   time.Duration
 	name, ver    string
 	depth        int // gateways above this one; set by New from EnvGatewayDepth
+	progress     func(StartEvent)
 }
+
+// StartEvent is one step of an attempt to connect to an upstream: its
+// beginning, or its end with the time it took and its tools or its reason.
+type StartEvent struct {
+	// Upstream is the server id; Transport is stdio, http or sse.
+	Upstream, Transport string
+	// Done is false when the attempt begins, true when it ends.
+	Done bool
+	// Elapsed is the attempt's duration (Done only).
+	Elapsed time.Duration
+	// Tools is how many tools the upstream offers (Done, no Err).
+	Tools int
+	// Err says why the attempt failed (Done only), secrets redacted.
+	Err error
+}
+
+// WithProgress calls f when each attempt to connect to an upstream begins
+// and when it ends: at start-up, on a retry, on a reload. It is how a
+// command line says which upstream it is waiting for (npx may take
+// minutes to download one). f is called from the connecting goroutine,
+// for several upstreams at once; it must be safe for concurrent use and
+// must not block.
+func WithProgress(f func(StartEvent)) Option { return func(o *options) { o.progress = f } }
 
 // WithLogger sets the logger for upstream starts, failures and restarts
 // (default slog.Default()).

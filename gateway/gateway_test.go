@@ -460,3 +460,41 @@ func TestUpstreamMetadataCannotClaimAnotherApp(t *testing.T) {
 		t.Errorf("other _meta fields were dropped: %+v", st.Tool.Meta.AdditionalFields)
 	}
 }
+
+// TestProgress checks that WithProgress hears the beginning and the end of
+// every upstream's first start, with the tools of one that starts and the
+// reason of one that does not.
+func TestProgress(t *testing.T) {
+	var mu sync.Mutex
+	var events []StartEvent
+	g, _ := newGateway(t, map[string]presets.Upstream{
+		"good":   fixture(t, "ok", nil),
+		"broken": {Command: filepath.Join(t.TempDir(), "no-such-server")},
+	}, WithProgress(func(e StartEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, e)
+	}), WithBackoff(time.Hour, time.Hour))
+	if err := g.Start(context.Background()); err == nil {
+		t.Fatal("Start reported no failure for the broken upstream")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	began, ended := map[string]bool{}, map[string]StartEvent{}
+	for _, e := range events {
+		if e.Done {
+			if !began[e.Upstream] {
+				t.Errorf("%s ended before it began", e.Upstream)
+			}
+			ended[e.Upstream] = e
+		} else {
+			began[e.Upstream] = true
+		}
+	}
+	if good := ended["good"]; good.Err != nil || good.Tools == 0 || good.Transport != presets.UpstreamStdio {
+		t.Errorf("good upstream: %+v", good)
+	}
+	if bad := ended["broken"]; bad.Err == nil || !strings.Contains(bad.Err.Error(), "no-such-server") {
+		t.Errorf("broken upstream: %+v", bad)
+	}
+}

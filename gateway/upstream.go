@@ -161,6 +161,11 @@ func (u *upstream) connect(ctx context.Context) error {
 	}
 	u.mu.Unlock()
 
+	began := time.Now()
+	progress := u.g.opts.progress
+	if progress != nil {
+		progress(StartEvent{Upstream: u.id, Transport: u.cfg.Transport()})
+	}
 	cl, lst, err := u.dial(gen)
 	u.g.nameMu.Lock()
 	defer u.g.nameMu.Unlock()
@@ -194,6 +199,9 @@ func (u *upstream) connect(ctx context.Context) error {
 		msg := u.red.String(err.Error())
 		u.fail(msg)
 		u.mu.Unlock()
+		if progress != nil {
+			progress(StartEvent{Upstream: u.id, Transport: u.cfg.Transport(), Done: true, Elapsed: time.Since(began), Err: errors.New(msg)})
+		}
 		return fmt.Errorf("upstream %q: %s", u.id, msg)
 	}
 	u.cl = cl
@@ -207,6 +215,9 @@ func (u *upstream) connect(ctx context.Context) error {
 	u.setTools(lst.tools)
 	u.setPrompts(lst.prompts)
 	u.setResources(lst.resources, lst.templates)
+	if progress != nil {
+		progress(StartEvent{Upstream: u.id, Transport: u.cfg.Transport(), Done: true, Elapsed: time.Since(began), Tools: len(lst.tools)})
+	}
 	return nil
 }
 

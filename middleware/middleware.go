@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -262,8 +263,9 @@ func (c *CodeCall) reconfigure(cfg presets.Config) error {
 	return c.gens.reconfigure(cfg)
 }
 
-// initialConfig is the config Wrap starts with: WithConfig's, the file's
-// or the default, validated; giving both sources is an error, not a
+// initialConfig is the config Wrap starts with: WithConfig's (as given:
+// the program built it), the file's with the CODECALL_ environment on top,
+// or the defaults with the environment on top, validated; giving both sources is an error, not a
 // silent precedence.
 func initialConfig(o options) (presets.Config, error) {
 	var cfg presets.Config
@@ -278,7 +280,13 @@ func initialConfig(o options) (presets.Config, error) {
 			return cfg, fmt.Errorf("codecall: %w", err)
 		}
 	default:
-		cfg = presets.Default()
+		// No file: the defaults with the CODECALL_ variables on top, as
+		// with a file, and with the same strict errors; a variable must
+		// not be ignored because nobody wrote a config file.
+		var err error
+		if cfg, err = presets.Parse(nil, os.Environ()); err != nil {
+			return cfg, fmt.Errorf("codecall: %w", err)
+		}
 	}
 	if len(o.surfaces) > 0 {
 		cfg.Surfaces = o.surfaces

@@ -134,6 +134,9 @@ func WithConfigFile(path string) Option {
 }
 
 // WithConfig uses cfg as the configuration. It is validated like a file.
+// CODECALL_ environment variables do not apply to it: the program built
+// it, and can apply them itself with presets.Parse. Without WithConfig and
+// WithConfigFile, Wrap uses the defaults with the environment on top.
 func WithConfig(cfg presets.Config) Option {
 	return func(o *options) { c := cfg; o.config = &c }
 }

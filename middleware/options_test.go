@@ -85,3 +85,37 @@ func TestReloadOptionsInAnyOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvWithoutConfigFile checks that CODECALL_ variables apply to Wrap
+// without a config file, as they do on top of one, with the same strict
+// errors, and that WithConfig's config is taken as the program built it.
+func TestEnvWithoutConfigFile(t *testing.T) {
+	t.Run("applied", func(t *testing.T) {
+		t.Setenv("CODECALL_SEARCH__TOP_K", "3")
+		t.Setenv("CODECALL_METATOOLS__PREFIX", "codecall_")
+		srv := newShop(t)
+		cc := wrap(t, srv)
+		st, release := cc.Acquire(t.Context())
+		defer release()
+		if st.Config.Search.TopK != 3 || st.Config.MetaTools.Prefix != "codecall_" {
+			t.Errorf("environment not applied without a file: topK %d, prefix %q", st.Config.Search.TopK, st.Config.MetaTools.Prefix)
+		}
+	})
+	t.Run("unknown variable", func(t *testing.T) {
+		t.Setenv("CODECALL_SEARCH__TOPKK", "3")
+		_, err := middleware.Wrap(newShop(t))
+		if err == nil || !strings.Contains(err.Error(), "CODECALL_SEARCH__TOPKK") || !strings.Contains(err.Error(), "did you mean CODECALL_SEARCH__TOP_K?") {
+			t.Fatalf("want an error naming the variable and the key it misspells, got %v", err)
+		}
+	})
+	t.Run("WithConfig as given", func(t *testing.T) {
+		t.Setenv("CODECALL_SEARCH__TOP_K", "3")
+		srv := newShop(t)
+		cc := wrap(t, srv, middleware.WithConfig(presets.Default()))
+		st, release := cc.Acquire(t.Context())
+		defer release()
+		if st.Config.Search.TopK != presets.Default().Search.TopK {
+			t.Errorf("WithConfig's config was changed by the environment: topK %d", st.Config.Search.TopK)
+		}
+	})
+}

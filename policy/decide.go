@@ -108,10 +108,17 @@ func callDocument(c Call) map[string]any {
 // configured:
 //   - a tool marked requiresApproval (metadata or config) needs approval;
 //   - a tool whose author set readOnlyHint: true runs;
-//   - a tool whose author set destructiveHint: false runs;
+//   - a tool whose author set destructiveHint: false runs, unless it acts
+//     on the open world: openWorldHint true, or unset, which MCP reads as
+//     true (sending email, opening an issue, posting a message are not
+//     destructive and still reach people outside the system);
 //   - every other tool needs approval, including tools whose hints are only
 //     mcp.NewTool's defaults (destructiveHint: true unless the author said
 //     otherwise) and tools with no hints at all.
+//
+// The open-world rule follows the server-surface spec's "high-risk tools
+// always ask": before it, an explicit destructiveHint: false was enough to
+// run unasked.
 func DefaultDecision(t *catalog.Tool) Decision {
 	a := t.Annotations
 	set := func(v *bool) (bool, bool) {
@@ -127,9 +134,13 @@ func DefaultDecision(t *catalog.Tool) Decision {
 		return Decision{Allow: true, Reason: "read-only tool"}
 	}
 	destructive, destructiveSet := set(a.DestructiveHint)
+	openWorld, openWorldSet := set(a.OpenWorldHint)
+	closedWorld := openWorldSet && !openWorld
 	switch {
+	case destructiveSet && !destructive && closedWorld:
+		return Decision{Allow: true, Reason: "the tool's author marked it non-destructive and closed-world"}
 	case destructiveSet && !destructive:
-		return Decision{Allow: true, Reason: "the tool's author marked it non-destructive"}
+		return Decision{Allow: true, RequireApproval: true, Reason: "the tool is not read-only and acts on the open world (openWorldHint is true or unset)"}
 	case destructiveSet:
 		return Decision{Allow: true, RequireApproval: true, Reason: "the tool is marked destructive"}
 	default:

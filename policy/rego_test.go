@@ -210,6 +210,13 @@ func TestDefaultDecision(t *testing.T) {
 		{"explicit read-only", tool("x.get", all(true, false)...), policy.Decision{Allow: true}},
 		{"explicit non-destructive", tool("x.note", all(false, false)...), policy.Decision{Allow: true}},
 		{"explicit destructive", tool("x.drop", all(false, true)...), policy.Decision{Allow: true, RequireApproval: true}},
+		// Not destructive, but it reaches the world outside (an email, an issue): a person is asked.
+		{"non-destructive, open world", tool("x.send", mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(false),
+			mcp.WithIdempotentHintAnnotation(false), mcp.WithOpenWorldHintAnnotation(true)), policy.Decision{Allow: true, RequireApproval: true}},
+		// MCP reads an unset openWorldHint as true.
+		{"non-destructive, open world unset", tool("x.post", mcp.WithDestructiveHintAnnotation(false)), policy.Decision{Allow: true, RequireApproval: true}},
+		{"read-only, open world", tool("x.fetch", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(true)), policy.Decision{Allow: true}},
 		{"hints left to mcp.NewTool", tool("x.delete"), policy.Decision{Allow: true, RequireApproval: true}},
 		// readOnly false, destructive true and so on are exactly mcp.NewTool's defaults: not a statement.
 		{"defaults written out", tool("x.default", mcp.WithReadOnlyHintAnnotation(false), mcp.WithDestructiveHintAnnotation(true),

@@ -98,10 +98,8 @@ func (d *decoder) section(raw any, v reflect.Value, p keyPath) {
 		f, ok := findField(fields, k)
 		if !ok {
 			msg := fmt.Sprintf("unknown key; allowed keys: %s", keysOf(fields))
-			for _, f := range fields {
-				if strings.EqualFold(f.key, k) {
-					msg += fmt.Sprintf(" (did you mean %q?)", f.key)
-				}
+			if near, ok := nearest(k, fieldKeys(fields)); ok {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
 			}
 			d.add(p.field(k), "%s", msg)
 			continue

@@ -96,8 +96,18 @@ func resolveEnvKey(rest string) (p keyPath, t reflect.Type, msg string) {
 			if len(p) > 0 {
 				where = p.String()
 			}
-			return nil, nil, fmt.Sprintf("names no configuration key: %s has no key %q; allowed keys: %s (use %q between levels)",
+			msg = fmt.Sprintf("names no configuration key: %s has no key %q; allowed keys: %s (use %q between levels)",
 				where, part, keysOf(fields), envNesting)
+			if near, ok := nearest(part, fieldKeys(fields)); ok {
+				fixed := make([]string, 0, len(parts))
+				for _, s := range p {
+					fixed = append(fixed, envName(s.name))
+				}
+				fixed = append(fixed, envName(near))
+				fixed = append(fixed, parts[i+1:]...)
+				msg += fmt.Sprintf(" (did you mean %s%s?)", EnvPrefix, strings.Join(fixed, envNesting))
+			}
+			return nil, nil, msg
 		}
 		p = p.field(f.key)
 		t = f.typ

@@ -178,7 +178,9 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 		p.wg.Add(1)
 		go p.refill()
 	}
-	p.log.Info("codecall: sandbox pool started", "size", cfg.size, "maxWorkers", cfg.maxWorkers,
+	// Debug: these are the sandbox's internals; an operator reads the
+	// confinement from `codecall check --config FILE` (isolation line).
+	p.log.Debug("codecall: sandbox pool started", "size", cfg.size, "maxWorkers", cfg.maxWorkers,
 		"maxRunningPerSession", cfg.maxRunning, "maxQueuedPerSession", cfg.maxQueued,
 		"spawnMs", ms(w.ready), "namespaces", p.conf.Namespaces, "seccomp", p.conf.Seccomp, "landlock", p.conf.Landlock,
 		"capabilitiesDropped", p.conf.CapabilitiesDropped, "checkedThreads", p.conf.CheckedThreads,

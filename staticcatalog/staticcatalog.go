@@ -15,6 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/codecall-go/codecall/internal/jsonpos"
 )
 
 // Tool is one tool definition in a catalog file. Both snake_case and
@@ -67,20 +69,25 @@ func Load(path string) ([]Tool, error) {
 // Parse reads a catalog: a JSON array of tool definitions. Every problem is
 // reported, each with the index and name of the entry.
 func Parse(data []byte) ([]Tool, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '[' {
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '[' {
 		return nil, errors.New("a catalog must be a JSON array of tool definitions, e.g. [{\"name\": \"search_issues\", \"inputSchema\": {\"type\": \"object\"}}]")
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", syntaxContext(data, err))
+		return nil, fmt.Errorf("not valid JSON: %w", jsonpos.Locate(data, 0, err))
 	}
+	// Where each entry starts, so that a problem inside one has a line and
+	// a column; the array is valid JSON by now, so this cannot fail.
+	offsets, _ := jsonpos.ElementOffsets(data)
 	var errs []error
 	seen := map[string]int{}
 	tools := make([]Tool, 0, len(raw))
 	for i, r := range raw {
 		var ft fileTool
 		if err := json.Unmarshal(r, &ft); err != nil {
+			if i < len(offsets) {
+				err = jsonpos.Locate(data, offsets[i], err)
+			}
 			errs = append(errs, fmt.Errorf("entry %d: %w", i, err))
 			continue
 		}
@@ -158,15 +165,6 @@ func checkTool(t Tool) error {
 		}
 	}
 	return nil
-}
-
-func syntaxContext(data []byte, err error) error {
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return err
-	}
-	line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
-	return fmt.Errorf("line %d: %w", line, err)
 }
 
 // Register adds the tools to srv. Each answers with {tool, input}, the

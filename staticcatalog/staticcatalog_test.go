@@ -21,14 +21,15 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty", ``, []string{"JSON array"}},
 		{"object", `{"name":"x"}`, []string{"JSON array"}},
-		{"syntax", "[\n{\"name\": \"a\"},\n{\"name\": }\n]", []string{"line 3"}},
+		{"syntax", "[\n{\"name\": \"a\"},\n{\"name\": }\n]", []string{"line 3, column 10"}},
+		{"syntax after leading space", "\n\n  [{\"name\": \"a\",}]", []string{"line 3, column 17"}},
 		{"missing name", `[{"description":"x"}]`, []string{"entry 0", "name is missing"}},
 		{"duplicate", `[{"name":"a"},{"name":"b"},{"name":"a"}]`, []string{`entry 2 ("a")`, "duplicate", "entry 0"}},
 		{"duplicate via app", `[{"name":"x.y"},{"app":"x","name":"y"}]`, []string{"duplicate"}},
 		{"bad schema", `[{"name":"a","inputSchema":[1]}]`, []string{"inputSchema must be a JSON Schema object"}},
 		{"schema type", `[{"name":"a","input_schema":{"type":"string"}}]`, []string{`type "object"`}},
 		{"space", `[{"name":"a b"}]`, []string{"white space"}},
-		{"wrong type", `[{"name":3}]`, []string{"entry 0"}},
+		{"wrong type", "[{\"name\": \"a\"},\n  {\"name\": 3}]", []string{"entry 1: line 2, column 12"}},
 		{"all reported", `[{"name":""},{"name":"a b"}]`, []string{"entry 0", "entry 1"}},
 	}
 	for _, tt := range tests {

@@ -5,7 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/codecall-go/codecall/gateway"
@@ -30,47 +35,27 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 	if *configFile == "" && *catalogFile == "" && *upstreamsFile == "" && *addr == "" {
 		return fmt.Errorf("check needs --config FILE, --catalog FILE, --upstreams FILE and/or --http ADDR")
 	}
-	failed := false
-	var cfg presets.Config
-	var cfgErr error
-	if *configFile != "" {
-		cfg, cfgErr = presets.Load(*configFile)
-	}
+	problems := 0
+	// The config as serve would read it: the file, or the defaults, with
+	// the CODECALL_ variables on top either way.
+	cfg, cfgErr := loadConfig(*configFile)
 	// What serve would read its upstreams from, so that an upstream of
 	// either file starting the gateway again on the other is caught too.
 	own := ownedBy(*upstreamsFile, *configFile, cfg.Upstreams)
-	if *configFile != "" {
-		if err := cfgErr; err != nil {
-			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *configFile, err)
-			failed = true
-		} else {
-			fmt.Fprintf(stdout, "%s: ok (mode %s, surfaces %v, preset %s, timeout %s, %d tool calls per run)\n",
-				*configFile, cfg.Mode, cfg.Surfaces, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls)
-			if cfg.Upstreams.File != "" || len(cfg.Upstreams.Servers) > 0 {
-				servers, err := gateway.ServersOf(cfg.Upstreams, filepath.Dir(*configFile))
-				if err == nil {
-					err = selfReference(servers, own)
-				}
-				if err != nil {
-					fmt.Fprintf(stdout, "%s: upstreams: invalid\n%v\n", *configFile, err)
-					failed = true
-				}
-			}
-			fmt.Fprintf(stdout, "  transport: a request body or stdin line may hold up to %d bytes\n", cfg.Transport.MaxRequestBytes)
-			fmt.Fprintf(stdout, "  embeddings: %s\n", embeddingsLine(cfg.Search.Embeddings))
-			if !checkPolicy(cfg, stdout) {
-				failed = true
-			}
-			line, ok := isolationLine(cfg)
-			fmt.Fprintf(stdout, "  isolation: %s\n", line)
-			failed = failed || !ok
-		}
+	switch {
+	case *configFile != "":
+		problems += checkConfig(*configFile, cfg, cfgErr, own, stdout)
+	case cfgErr != nil:
+		fmt.Fprintf(stdout, "environment: INVALID (CODECALL_ variables)\n%v\n", cfgErr)
+		problems++
+	case len(codecallVars()) > 0:
+		fmt.Fprintf(stdout, "environment: ok (%s)\n", strings.Join(codecallVars(), ", "))
 	}
 	if *catalogFile != "" {
 		tools, err := staticcatalog.Load(*catalogFile)
 		if err != nil {
-			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *catalogFile, err)
-			failed = true
+			fmt.Fprintf(stdout, "%s: INVALID\n%v\n", *catalogFile, err)
+			problems++
 		} else {
 			fmt.Fprintf(stdout, "%s: ok (%d tools)\n", *catalogFile, len(tools))
 		}
@@ -81,19 +66,175 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			err = selfReference(servers, own)
 		}
 		if err != nil {
-			fmt.Fprintf(stdout, "%s: invalid\n%v\n", *upstreamsFile, err)
-			failed = true
+			fmt.Fprintf(stdout, "%s: INVALID\n%v\n", *upstreamsFile, err)
+			problems++
 		} else {
-			fmt.Fprintf(stdout, "%s: ok (%d servers; commands and URLs are checked when serving)\n", *upstreamsFile, len(servers))
+			r := checkUpstreams(servers, *configFile)
+			problems += r.write(stdout, *upstreamsFile, fmt.Sprintf("%d %s", len(servers), plural(len(servers), "server", "servers")))
 		}
 	}
 	if *addr != "" && !checkHTTP(*addr, auth, stdout) {
-		failed = true
+		problems++
 	}
-	if failed {
-		return fmt.Errorf("check found problems")
+	if problems > 0 {
+		return fmt.Errorf("check found %d %s", problems, plural(problems, "problem", "problems"))
 	}
 	return nil
+}
+
+// checkConfig reports on a config file. Its header line says ok only when
+// no section below has a problem; it returns the number of problems.
+func checkConfig(file string, cfg presets.Config, err error, own ownedFiles, stdout io.Writer) int {
+	if err != nil {
+		fmt.Fprintf(stdout, "%s: INVALID\n%v\n", file, err)
+		return 1
+	}
+	var r report
+	if cfg.Upstreams.File != "" || len(cfg.Upstreams.Servers) > 0 {
+		servers, err := gateway.ServersOf(cfg.Upstreams, filepath.Dir(file))
+		if err == nil {
+			err = selfReference(servers, own)
+		}
+		if err != nil {
+			r.problem("upstreams", "INVALID\n%v", err)
+		} else {
+			r.merge(checkUpstreams(servers, file))
+		}
+	}
+	r.line("transport: a request body or stdin line may hold up to %d bytes", cfg.Transport.MaxRequestBytes)
+	r.line("embeddings: %s", embeddingsLine(cfg.Search.Embeddings))
+	if line, ok := policyLine(cfg); ok {
+		r.line("policy: %s", line)
+	} else {
+		r.problem("policy", "%s", line)
+	}
+	if line, ok := isolationLine(cfg); ok {
+		r.line("isolation: %s", line)
+	} else {
+		r.problem("isolation", "%s", line)
+	}
+	return r.write(stdout, file, fmt.Sprintf("mode %s, surfaces %v, preset %s, timeout %s, %d tool calls per run",
+		cfg.Mode, cfg.Surfaces, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls))
+}
+
+// report collects the lines of one checked file, so that its header,
+// printed first, can say whether any of them is a problem.
+type report struct {
+	lines    []string
+	problems []string // the sections with a problem
+	warnings int
+}
+
+func (r *report) line(format string, args ...any) {
+	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+}
+
+func (r *report) problem(section, format string, args ...any) {
+	r.problems = append(r.problems, section)
+	r.line(section+": "+format, args...)
+}
+
+func (r *report) warning(format string, args ...any) {
+	r.warnings++
+	r.line("warning: "+format, args...)
+}
+
+func (r *report) merge(o report) {
+	r.lines = append(r.lines, o.lines...)
+	r.problems = append(r.problems, o.problems...)
+	r.warnings += o.warnings
+}
+
+// write prints the header, "FILE: ok (summary)" or "FILE: N problems
+// (sections)", then the lines, and returns the number of problems.
+func (r report) write(w io.Writer, name, summary string) int {
+	switch {
+	case len(r.problems) > 0:
+		fmt.Fprintf(w, "%s: %d %s (%s)\n", name, len(r.problems), plural(len(r.problems), "PROBLEM", "PROBLEMS"), strings.Join(r.problems, ", "))
+	case r.warnings > 0:
+		fmt.Fprintf(w, "%s: ok with %d %s (%s)\n", name, r.warnings, plural(r.warnings, "warning", "warnings"), summary)
+	default:
+		fmt.Fprintf(w, "%s: ok (%s)\n", name, summary)
+	}
+	for _, l := range r.lines {
+		fmt.Fprintf(w, "  %s\n", strings.ReplaceAll(l, "\n", "\n  "))
+	}
+	return len(r.problems)
+}
+
+// checkUpstreams looks for what would keep an upstream from starting
+// without starting it: a stdio command that is not on PATH (or not an
+// executable file), and ${VAR} placeholders whose variable is not set
+// (serve would report the upstream unavailable until they are).
+func checkUpstreams(servers map[string]presets.Upstream, configFile string) report {
+	var r report
+	ids := make([]string, 0, len(servers))
+	for id := range servers {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		u := servers[id]
+		if !u.IsEnabled() {
+			r.line("%s: disabled", id)
+			continue
+		}
+		if u.Transport() == presets.UpstreamStdio {
+			if path, err := lookCommand(u); err != nil {
+				r.problem(id, "command %q cannot be started: %v", u.Command, err)
+			} else {
+				r.line("%s: stdio, command %s", id, path)
+			}
+		} else {
+			r.line("%s: %s, %s", id, u.Transport(), u.URL)
+		}
+		var missing []string
+		for _, v := range u.Env {
+			_, m := presets.ExpandPlaceholders(v, os.LookupEnv)
+			missing = append(missing, m...)
+		}
+		for _, v := range u.Headers {
+			_, m := presets.ExpandPlaceholders(v, os.LookupEnv)
+			missing = append(missing, m...)
+		}
+		sort.Strings(missing)
+		for _, m := range slices.Compact(missing) {
+			r.warning("%s: ${%s} is not set in this environment; serve would report %s unavailable until it is (export it, then start or reload)", id, m, id)
+		}
+	}
+	return r
+}
+
+// lookCommand finds an upstream's command as the gateway would start it:
+// a bare name on PATH, a relative path from the upstream's cwd.
+func lookCommand(u presets.Upstream) (string, error) {
+	cmd := u.Command
+	if strings.ContainsRune(cmd, filepath.Separator) || strings.ContainsRune(cmd, '/') {
+		if !filepath.IsAbs(cmd) && u.Cwd != "" {
+			cmd = filepath.Join(u.Cwd, cmd)
+		}
+	}
+	return exec.LookPath(cmd)
+}
+
+// codecallVars lists the CODECALL_ variables that configure CodeCall.
+func codecallVars() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, presets.EnvPrefix) && name != presets.EnvGatewayDepth {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // checkHTTP reports who could reach serve --http addr with these flags,
@@ -133,20 +274,17 @@ func embeddingsLine(cfg presets.EmbeddingsConfig) string {
 	return fmt.Sprintf("UNAVAILABLE (serve would log a warning and search lexically): %v", err)
 }
 
-// checkPolicy loads and compiles the configured Rego policy as serve
-// would, and reports its files or its problems with file and line.
-func checkPolicy(cfg presets.Config, stdout io.Writer) bool {
+// policyLine loads and compiles the configured Rego policy as serve
+// would, and describes it, or its problems with file and line.
+func policyLine(cfg presets.Config) (string, bool) {
 	if len(cfg.Policy.Paths) == 0 {
-		fmt.Fprintln(stdout, "  policy: built-in default (read-only and explicitly non-destructive tools run; every other tool asks for approval)")
-		return true
+		return "built-in default (read-only tools run, and non-destructive tools that do not act on the open world; every other tool asks for approval)", true
 	}
 	e, err := policy.LoadEngine(context.Background(), cfg.Policy.Paths, cfg.Policy.Query)
 	if err != nil {
-		fmt.Fprintf(stdout, "  policy: invalid\n%v\n", err)
-		return false
+		return fmt.Sprintf("INVALID\n%v", err), false
 	}
-	fmt.Fprintf(stdout, "  policy: ok (%d modules, query %s)\n", len(e.Files()), e.Query())
-	return true
+	return fmt.Sprintf("ok (%d modules, query %s)", len(e.Files()), e.Query()), true
 }
 
 // isolationLine says where plans would run under cfg on this host, by

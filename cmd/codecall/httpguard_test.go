@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -75,16 +76,43 @@ func TestServeUpstreamsErrors(t *testing.T) {
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func TestCheckUpstreams(t *testing.T) {
-	if code, out, _ := runCLI(t, "check", "--upstreams", "../../examples/servers.json"); code != 0 {
+	if _, err := exec.LookPath("npx"); err != nil {
+		t.Log("npx is not on PATH: the sample examples/servers.json, whose upstreams run with npx, is not checked")
+	} else if code, out, _ := runCLI(t, "check", "--upstreams", "../../examples/servers.json"); code != 0 {
 		t.Errorf("the sample examples/servers.json does not pass check: %s", out)
 	}
 	config := writeFile(t, "codecall.yaml", "upstreams: {file: missing-servers.json}\n")
 	if code, out, _ := runCLI(t, "check", "--config", config); code != 1 || !contains(out, "missing-servers.json") {
 		t.Errorf("a config naming a missing upstreams file: code %d, %s", code, out)
 	}
-	code, out, _ := runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"command": "x"}, "b": {"url": "http://127.0.0.1:9/mcp"}}}`))
-	if code != 0 || !contains(out, "2 servers") {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh on PATH to stand for an upstream's command")
+	}
+	code, out, _ := runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"command": "sh"}, "b": {"url": "http://127.0.0.1:9/mcp"}}}`))
+	if code != 0 || !contains(out, ": ok (2 servers)") || !contains(out, "a: stdio, command "+sh) {
 		t.Errorf("valid file: code %d, %s", code, out)
+	}
+	// A command that is not on PATH is a problem; an unset ${VAR} is a
+	// warning (serve retries the upstream once it is set and reloaded).
+	t.Setenv("CODECALLTEST_SET", "x")
+	code, out, _ = runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {
+		"a": {"command": "codecall-no-such-command"},
+		"b": {"command": "sh", "env": {"K": "${CODECALLTEST_UNSET}", "S": "${CODECALLTEST_SET}"}},
+		"c": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${CODECALLTEST_UNSET_TOKEN}"}}}}`))
+	if code != 1 || !contains(out, ": 1 PROBLEM (a)") || !contains(out, `a: command "codecall-no-such-command" cannot be started`) ||
+		!contains(out, "warning: b: ${CODECALLTEST_UNSET} is not set") || !contains(out, "warning: c: ${CODECALLTEST_UNSET_TOKEN} is not set") ||
+		contains(out, "CODECALLTEST_SET}") {
+		t.Errorf("missing command and unset variables: code %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"b": {"command": "sh", "env": {"K": "${CODECALLTEST_UNSET}"}}}}`))
+	if code != 0 || !contains(out, ": ok with 1 warning (1 server)") {
+		t.Errorf("only a warning: code %d\n%s", code, out)
+	}
+	// A syntax error has its line and column.
+	code, out, _ = runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", "{\"mcpServers\": {\n  \"a\": {\"command\": \"sh\",}\n}}"))
+	if code != 1 || !contains(out, "line 2, column 25") {
+		t.Errorf("syntax error: code %d\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", `{"mcpServers": {"a": {"url": "ftp://x"}}}`))
 	if code != 1 || !contains(out, `mcpServers["a"].url`) {

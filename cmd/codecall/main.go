@@ -4,6 +4,8 @@
 //	codecall serve [--config FILE] [--catalog FILE | --upstreams FILE] [--http ADDR [--token-env NAME | --http-insecure-no-auth]]
 //	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] [--explain] QUERY
 //	codecall check [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR [--token-env NAME]]
+//	codecall policy test [--coverage] [PATH...]
+//	codecall policy eval --tool NAME [--args JSON]
 //	codecall eval [--corpus DIR] [--queries FILE]
 //	codecall version
 package main
@@ -35,6 +37,10 @@ Usage:
   codecall check   [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR]
                                                                     validate a config, catalog or upstreams file;
                                                                     say who could reach serve --http ADDR
+  codecall policy test [--config FILE] [--coverage] [-v] [--run REGEX] [PATH...]
+                                                                    run Rego unit tests as opa test does
+  codecall policy eval [--config FILE] [--catalog FILE | --upstreams FILE] --tool NAME [--args JSON]
+                                                                    show the decision for one call and its policy input
   codecall eval    [--corpus DIR] [--queries FILE] [--split S] [--misses N [--explain]]
                                                                     search quality on a tool corpus vs plain BM25
   codecall version
@@ -45,6 +51,7 @@ With neither --catalog nor upstreams, the embedded demo server (CRM, billing, su
 analytics, inventory, notifications) is served.
 --http on an address other than loopback needs a bearer token (--token-env NAME)
 or an explicit --http-insecure-no-auth.
+CODECALL_* environment variables override the configuration, with or without --config.
 Run 'codecall COMMAND --help' for a command's flags.
 `
 
@@ -64,6 +71,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = checkCmd(rest, stdout, stderr)
 	case "eval":
 		err = evalCmd(ctx, rest, stdout, stderr)
+	case "policy":
+		err = policyCmd(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "--help", "-h", "-help":
@@ -79,6 +88,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.As(err, new(exitCode)):
+		var c exitCode
+		errors.As(err, &c)
+		return int(c)
 	default:
 		// Library errors already carry the "codecall: " prefix.
 		fmt.Fprintf(stderr, "codecall: %s\n", strings.TrimPrefix(err.Error(), "codecall: "))

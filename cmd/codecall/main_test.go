@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -81,8 +82,12 @@ func TestCheckPolicy(t *testing.T) {
 	}
 	write("policies/p.rego", "package codecall\n\nimport rego.v1\n\ndecision := {\n")
 	code, out, _ = runCLI(t, "check", "--config", filepath.Join(dir, "codecall.yaml"))
-	if code != 1 || !strings.Contains(out, "policy: invalid") || !strings.Contains(out, "p.rego:") {
+	if code != 1 || !strings.Contains(out, "policy: INVALID") || !strings.Contains(out, "p.rego:") {
 		t.Fatalf("broken policy: code %d, output %s", code, out)
+	}
+	// The header speaks for the whole file: not ok when a section is not.
+	if header, _, _ := strings.Cut(out, "\n"); strings.Contains(header, "ok") || !strings.HasSuffix(header, ": 1 PROBLEM (policy)") {
+		t.Errorf("header of a config whose policy is broken: %q", header)
 	}
 	code, out, _ = runCLI(t, "check", "--config", writeFile(t, "codecall.yaml", "mode: codecall_only\n"))
 	if code != 0 || !strings.Contains(out, "policy: built-in default") {
@@ -239,5 +244,57 @@ func TestEval(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "eval", "--corpus", t.TempDir()); code != 1 || !strings.Contains(errOut, "tools.json") {
 		t.Errorf("missing corpus: code %d, %s", code, errOut)
+	}
+}
+
+// TestEnvWithoutConfigFile checks that CODECALL_ variables apply to the
+// CLI without --config, with the same strict errors as with a file.
+func TestEnvWithoutConfigFile(t *testing.T) {
+	t.Setenv("CODECALL_SEARCH__TOP_K", "2")
+	code, out, errOut := runCLI(t, "search", "refund a payment")
+	if code != 0 || !strings.Contains(out, "2 of ") {
+		t.Fatalf("CODECALL_SEARCH__TOP_K=2 without a file: code %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "check", "--http", "127.0.0.1:8080")
+	if code != 0 || !strings.Contains(out, "environment: ok (CODECALL_SEARCH__TOP_K)") {
+		t.Errorf("check of the environment: code %d\n%s", code, out)
+	}
+	t.Setenv("CODECALL_SEARCH__TOPKK", "2")
+	for _, args := range [][]string{{"search", "refund"}, {"serve"}} {
+		code, _, errOut = runCLI(t, args...)
+		if code != 1 || !strings.Contains(errOut, "env CODECALL_SEARCH__TOPKK") || !strings.Contains(errOut, "did you mean CODECALL_SEARCH__TOP_K?") {
+			t.Errorf("%v with an unknown variable: code %d\n%s", args, code, errOut)
+		}
+	}
+	code, out, _ = runCLI(t, "check", "--http", "127.0.0.1:8080")
+	if code != 1 || !strings.Contains(out, "environment: INVALID") || !strings.Contains(out, "CODECALL_SEARCH__TOPKK") {
+		t.Errorf("check of a broken environment: code %d\n%s", code, out)
+	}
+}
+
+// TestLogFormatAndProgress checks --log-format json and the progress lines
+// of upstreams starting: which one, then how it ended.
+func TestLogFormatAndProgress(t *testing.T) {
+	servers := writeFile(t, "servers.json", `{"mcpServers": {"broken": {"command": "codecall-no-such-command"}}}`)
+	_, _, errOut := runCLI(t, "search", "--log-format", "json", "--upstreams", servers, "anything")
+	var starting, failed bool
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line is not JSON: %q", line)
+		}
+		switch rec["msg"] {
+		case "codecall: starting upstream":
+			starting = rec["upstream"] == "broken"
+		case "codecall: upstream failed":
+			_, hasMS := rec["ms"].(float64)
+			failed = rec["upstream"] == "broken" && hasMS && strings.Contains(fmt.Sprint(rec["error"]), "codecall-no-such-command")
+		}
+	}
+	if !starting || !failed {
+		t.Errorf("progress lines missing (starting %v, failed %v):\n%s", starting, failed, errOut)
+	}
+	if code, _, errOut := runCLI(t, "search", "--log-format", "xml", "x"); code != 1 || !strings.Contains(errOut, "text or json") {
+		t.Errorf("--log-format xml: code %d, %s", code, errOut)
 	}
 }

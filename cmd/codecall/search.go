@@ -34,6 +34,8 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	top := fs.Int("top", 0, "number of results (default: the config's search.topK)")
 	asJSON := fs.Bool("json", false, "print codecall.search's JSON result")
 	explain := fs.Bool("explain", false, "show how each hit's score was made: coverage, BM25F, name and app factors, dense similarity, and where each word of the query matched")
+	var lf logFlags
+	lf.register(fs, "warn")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -41,7 +43,15 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if strings.TrimSpace(query) == "" {
 		return fmt.Errorf("search needs a query, e.g. codecall search \"refund a payment\"")
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	// Which upstream the search waits for, and how each start ended, is
+	// shown whatever the level; the gateway's own lines would repeat it.
+	progress, _ := lf.loggerAt(stderr, slog.LevelInfo)
+	src.progress = upstreamProgress(progress)
+	src.gatewayLog = slog.New(slog.DiscardHandler)
 	b, err := src.build(ctx, logger, false)
 	if err != nil {
 		return err

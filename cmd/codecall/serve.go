@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -34,16 +33,18 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var auth httpAuth
 	auth.register(fs)
 	fs.Var(&origins, "allow-origin", "with --http, also accept browser requests from this `origin` (repeatable; loopback origins are always accepted)")
-	level := fs.String("log-level", "info", "log `level`: debug, info, warn, error")
+	var lf logFlags
+	lf.register(fs, "info")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no arguments, got %q", fs.Args())
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	// stdout carries the protocol on stdio: every log goes to stderr.
+	logger, err := lf.logger(stderr)
+	if err != nil {
+		return err
 	}
 	bearer, err := auth.bearer()
 	if err != nil {
@@ -65,8 +66,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	maxRequest := cfg.Transport.MaxRequestBytes
-	// stdout carries the protocol on stdio: every log goes to stderr.
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	src.progress = upstreamProgress(logger)
 	tp, shutdownTracing, err := tracerProvider(ctx)
 	if err != nil {
 		return err
@@ -113,6 +113,13 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		go watchUpstreams(watchCtx, src, b, hup, logger)
 	}
 	srv := b.srv
+	if isTerminal(stdin) {
+		bn := banner{served: servedWhat(ctx, src, b), exe: executable(), args: append([]string{"serve"}, args...)}
+		if *addr != "" {
+			bn.url = "http://" + *addr + *path
+		}
+		bn.write(stderr)
+	}
 
 	if *addr == "" {
 		// Every write to stdout, mcp-go's and the limiter's refusals,

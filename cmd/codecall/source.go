@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -25,6 +26,10 @@ type source struct {
 	upstreamsFile string
 	surfaces      []presets.Surface    // --surface; none: the config's
 	tracer        trace.TracerProvider // nil: OpenTelemetry's global provider
+	// progress hears every attempt to start an upstream; nil: nobody.
+	progress func(gateway.StartEvent)
+	// gatewayLog is the gateway's own logger; nil: the build's logger.
+	gatewayLog *slog.Logger
 }
 
 // built is a served tool set wrapped in CodeCall.
@@ -42,15 +47,22 @@ func (b *built) Close() {
 	}
 }
 
-// config returns the configuration of --config, or the default without
-// one (middleware.Wrap makes the same choice).
+// loadConfig reads the config file with the CODECALL_ environment
+// variables on top or, without a file, the defaults with the variables on
+// top (middleware.Wrap makes the same choice): a variable applies whether
+// or not a file is given, with the same errors.
+func loadConfig(file string) (presets.Config, error) {
+	if file != "" {
+		return presets.Load(file)
+	}
+	return presets.Parse(nil, os.Environ())
+}
+
+// config returns the configuration of --config and the environment.
 func (s source) config() (presets.Config, error) {
-	cfg := presets.Default()
-	if s.configFile != "" {
-		var err error
-		if cfg, err = presets.Load(s.configFile); err != nil {
-			return cfg, err
-		}
+	cfg, err := loadConfig(s.configFile)
+	if err != nil {
+		return cfg, err
 	}
 	if len(s.surfaces) > 0 {
 		cfg.Surfaces = s.surfaces
@@ -112,7 +124,15 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 	case gatewayMode && s.catalogFile != "":
 		return nil, errors.New("--catalog and upstreams cannot be served together; pick one")
 	case gatewayMode:
-		b.gw, err = gateway.New(servers, gateway.WithConfig(upCfg), gateway.WithLogger(logger), gateway.WithImplementation("codecall", version))
+		gwLog := logger
+		if s.gatewayLog != nil {
+			gwLog = s.gatewayLog
+		}
+		gwOpts := []gateway.Option{gateway.WithConfig(upCfg), gateway.WithLogger(gwLog), gateway.WithImplementation("codecall", version)}
+		if s.progress != nil {
+			gwOpts = append(gwOpts, gateway.WithProgress(s.progress))
+		}
+		b.gw, err = gateway.New(servers, gwOpts...)
 		if err != nil {
 			return nil, err
 		}
