@@ -183,11 +183,11 @@ func Figures() []Figure {
 	fl := func(sub, metric string) Ref { return Ref{"floor", "BenchmarkFloor/" + sub, metric} }
 	return []Figure{
 		{Label: "trivial plan ÷ floor (bare goja run + one tools/call), in process", Num: fl("inprocess", "trivial/floor"), Unit: "×",
-			Goal: Bound{Value: 4}, Guard: Bound{Value: 60}},
+			Goal: Bound{Value: 4}, Guard: Bound{Value: 80}},
 		{Label: "10-call plan ÷ ten direct tools/call, in process", Num: fl("inprocess", "ten/direct"), Unit: "×",
-			Goal: Bound{Value: 1.5}, Guard: Bound{Value: 30}},
+			Goal: Bound{Value: 1.5}, Guard: Bound{Value: 60}},
 		{Label: "one callTool in a plan ÷ one direct tools/call, in process", Num: fl("inprocess", "call/direct"), Unit: "×",
-			Goal: Bound{Value: 2}, Guard: Bound{Value: 25}},
+			Goal: Bound{Value: 2}, Guard: Bound{Value: 50}},
 		{Label: "trivial plan, in process (floor loop)", Num: fl("inprocess", "execute-trivial-µs"), Unit: "µs"},
 		{Label: "floor of a trivial plan", Num: fl("inprocess", "floor-trivial-µs"), Unit: "µs"},
 		{Label: "trivial plan ÷ floor, worker processes back to back", Num: fl("process", "trivial/floor"), Unit: "×"},
