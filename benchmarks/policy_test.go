@@ -93,8 +93,11 @@ func BenchmarkPolicyDecision(b *testing.B) {
 
 // BenchmarkDirectCallGate is a client's direct tools/call of a visible
 // tool through the MCP handler: the unwrapped server, then the same server
-// wrapped (built-in policy, then a Rego policy), in one run so the ratio
-// is meaningful.
+// wrapped (built-in policy, then a Rego policy), each on its own; then
+// the three interleaved in one loop ("interleaved"), which reports the
+// ratios of the wrapped servers' medians to the unwrapped one's: the
+// separate sub-benchmarks run seconds apart on a shared machine, and their
+// ratio moves with its load.
 func BenchmarkDirectCallGate(b *testing.B) {
 	newServer := func() *server.MCPServer {
 		srv := server.NewMCPServer("bench", "1", server.WithToolCapabilities(true))
@@ -117,21 +120,40 @@ func BenchmarkDirectCallGate(b *testing.B) {
 		}
 		reportPercentiles(b, durations)
 	}
-	b.Run("unwrapped", func(b *testing.B) { run(b, newServer()) })
-	for _, tc := range []struct {
-		name  string
-		paths []string
-	}{{"wrapped-builtin", nil}, {"wrapped-rego", []string{mcptest.WritePolicies(b, benchPolicyFiles)}}} {
-		b.Run(tc.name, func(b *testing.B) {
-			srv := newServer()
-			cfg := presets.Default()
-			cfg.Policy.Paths = tc.paths
-			cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithoutReload())
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { cc.Close() })
-			run(b, srv)
-		})
+	wrappedServer := func(b *testing.B, paths []string) *server.MCPServer {
+		srv := newServer()
+		cfg := presets.Default()
+		cfg.Policy.Paths = paths
+		cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithoutReload(), middleware.WithLogger(quiet))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cc.Close() })
+		return srv
 	}
+	rego := []string{mcptest.WritePolicies(b, benchPolicyFiles)}
+	b.Run("unwrapped", func(b *testing.B) { run(b, newServer()) })
+	b.Run("wrapped-builtin", func(b *testing.B) { run(b, wrappedServer(b, nil)) })
+	b.Run("wrapped-rego", func(b *testing.B) { run(b, wrappedServer(b, rego)) })
+	b.Run("interleaved", func(b *testing.B) {
+		servers := []*server.MCPServer{newServer(), wrappedServer(b, nil), wrappedServer(b, rego)}
+		for _, srv := range servers {
+			mustOK(b, srv, msg)
+		}
+		ctx := context.Background()
+		durations := make([][]time.Duration, len(servers))
+		for i := 0; b.Loop(); i++ {
+			for k := range servers {
+				k = (k + i) % len(servers) // each server goes first in turn
+				start := time.Now()
+				servers[k].HandleMessage(ctx, msg)
+				durations[k] = append(durations[k], time.Since(start))
+			}
+		}
+		b.StopTimer()
+		unwrapped := median(durations[0])
+		b.ReportMetric(unwrapped, "unwrapped-p50-µs")
+		b.ReportMetric(median(durations[1])/unwrapped, "builtin/unwrapped")
+		b.ReportMetric(median(durations[2])/unwrapped, "rego/unwrapped")
+	})
 }
