@@ -52,7 +52,7 @@ func Suite() []Group {
 			Benchtime: "2s", Short: "1x", Want: []string{"BenchmarkExecute/trivial", "BenchmarkExecute/10-sequential-calls",
 				"BenchmarkExecute/10-parallel-calls", "BenchmarkExecute/direct-10-calls-baseline", "BenchmarkExecuteThroughput"}},
 		{Name: "vm", Title: "the runtime alone", Package: "./vm", Bench: "^(BenchmarkRunTrivial|BenchmarkRunTenSequentialCalls|BenchmarkNewRuntime)$",
-			Benchtime: "2s", Short: "1x", Want: []string{"BenchmarkRunTrivial", "BenchmarkRunTenSequentialCalls", "BenchmarkNewRuntime"}},
+			Benchtime: "2s", Short: "1x", Want: []string{"BenchmarkRunTrivial/fresh", "BenchmarkRunTrivial/prepared", "BenchmarkRunTenSequentialCalls/fresh", "BenchmarkRunTenSequentialCalls/prepared", "BenchmarkNewRuntime"}},
 		{Name: "validate", Title: "plan validation", Package: "./ast", Bench: "^(BenchmarkValidate|BenchmarkValidateJavaScript|BenchmarkValidateTypeScript)$",
 			Benchtime: "2s", Short: "1x", Want: []string{"BenchmarkValidate", "BenchmarkValidateJavaScript", "BenchmarkValidateTypeScript"}},
 		{Name: "isolation", Title: "process isolation against in process", Package: "./benchmarks", Bench: "^BenchmarkIsolation$",
