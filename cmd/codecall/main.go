@@ -5,6 +5,7 @@
 //	codecall search [--catalog FILE] [--config FILE] [--app A] [--top K] [--json] [--explain] QUERY
 //	codecall check [--config FILE] [--catalog FILE] [--upstreams FILE] [--http ADDR [--token-env NAME]]
 //	codecall eval [--corpus DIR] [--queries FILE]
+//	codecall approvals list|approve|deny [--url URL] [--token-env NAME] [ID]
 //	codecall version
 package main
 
@@ -37,6 +38,8 @@ Usage:
                                                                     say who could reach serve --http ADDR
   codecall eval    [--corpus DIR] [--queries FILE] [--split S] [--misses N [--explain]]
                                                                     search quality on a tool corpus vs plain BM25
+  codecall approvals list|approve|deny [--url URL] [--token-env NAME] [--as NAME] [ID]
+                                                                    answer approvals on a running serve --console
   codecall version
 
 --upstreams FILE puts CodeCall in front of the MCP servers listed in FILE
@@ -64,6 +67,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = checkCmd(rest, stdout, stderr)
 	case "eval":
 		err = evalCmd(ctx, rest, stdout, stderr)
+	case "approvals":
+		err = approvalsCmd(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "--help", "-h", "-help":

@@ -25,6 +25,7 @@ type source struct {
 	upstreamsFile string
 	surfaces      []presets.Surface    // --surface; none: the config's
 	tracer        trace.TracerProvider // nil: OpenTelemetry's global provider
+	extra         []middleware.Option  // more options for Wrap (serve's console)
 }
 
 // built is a served tool set wrapped in CodeCall.
@@ -142,6 +143,7 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 			opts = append(opts, middleware.WithoutReload())
 		}
 	}
+	opts = append(opts, s.extra...)
 	b.cc, err = middleware.Wrap(b.srv, opts...)
 	if err != nil {
 		if b.gw != nil {
