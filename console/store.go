@@ -99,7 +99,7 @@ func (c *Call) State() string {
 }
 
 // InProgress reports whether the run has not ended yet.
-func (r *Run) InProgress() bool { return r.End.IsZero() }
+func (r Run) InProgress() bool { return r.End.IsZero() }
 
 // maxRunEvents bounds the events one run keeps, so that a plan making
 // thousands of calls cannot take the whole store.
