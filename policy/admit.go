@@ -152,5 +152,5 @@ func selfReference(via Via, name string) string {
 type nopObserver struct{}
 
 func (nopObserver) Decided(context.Context, *Outcome, error)          {}
-func (nopObserver) Approved(context.Context, Answer, error)            {}
+func (nopObserver) Approved(context.Context, Answer, error)           {}
 func (nopObserver) Ended(context.Context, *mcp.CallToolResult, error) {}

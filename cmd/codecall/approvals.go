@@ -183,4 +183,3 @@ func printable(s string) string {
 		return r
 	}, s)
 }
-

@@ -42,7 +42,7 @@ const (
 type Logger struct {
 	h        slog.Handler
 	also     []slog.Handler // WithAlso's handlers, joined to h by New
-	closer   io.Closer // the file Open created, or nil
+	closer   io.Closer      // the file Open created, or nil
 	redactor *redact.Redactor
 	diag     *slog.Logger
 	now      func() time.Time
