@@ -229,7 +229,7 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	if server.IsModernRequest(ctx) {
 		asker = pauseAsker{run: pr, client: ctx, approvals: st.Approvals}
 	}
-	host.asker = planAsker{next: asker, secrets: pr.secrets}
+	host.asker = planAsker{next: st.withOutOfBand(asker), secrets: pr.secrets}
 	host.notifyCalls, host.progress = listeners(ctx, progressToken(req))
 	go func() {
 		defer cancel()

@@ -32,7 +32,7 @@ const ErrorMetaKey = toolerr.MetaKey
 func Direct(ctx context.Context, st *State, req mcp.CallToolRequest, next server.ToolHandlerFunc) (*mcp.CallToolResult, error) {
 	call := policy.Call{Tool: req.Params.Name, Via: policy.ViaDirect, Args: req.GetArguments(), SessionID: SessionID(ctx)}
 	ctx, obs := st.observe(ctx, call, "")
-	res, err := st.Gate.Admit(ctx, st.Catalog, call, policy.ClientAsker(ctx, st.Approvals, req), obs,
+	res, err := st.Gate.Admit(ctx, st.Catalog, call, st.withOutOfBand(policy.ClientAsker(ctx, st.Approvals, req)), obs,
 		func(ctx context.Context, _ policy.Call, _ *catalog.Tool) (*mcp.CallToolResult, error) {
 			return next(ctx, req)
 		})

@@ -70,7 +70,8 @@ func (t *approvalTracker) Decided(ctx context.Context, out *policy.Outcome, err 
 	t.Observer.Decided(ctx, out, err)
 }
 
-func (t *approvalTracker) Approved(ctx context.Context, outcome policy.ApprovalOutcome, err error) {
+func (t *approvalTracker) Approved(ctx context.Context, answer policy.Answer, err error) {
+	outcome := answer.Outcome
 	t.run.mu.Lock()
 	t.run.waiting--
 	t.run.mu.Unlock()
@@ -86,5 +87,5 @@ func (t *approvalTracker) Approved(ctx context.Context, outcome policy.ApprovalO
 			t.run.raise(ApprovalStateDenied)
 		}
 	}
-	t.Observer.Approved(ctx, outcome, err)
+	t.Observer.Approved(ctx, answer, err)
 }

@@ -150,7 +150,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if server.IsModernRequest(ctx) {
 		asker = pauseAsker{run: pr, client: ctx, approvals: st.Approvals}
 	}
-	host.asker = planAsker{next: asker, secrets: pr.secrets}
+	host.asker = planAsker{next: st.withOutOfBand(asker), secrets: pr.secrets}
 	host.notifyCalls, host.progress = listeners(ctx, progressToken(req))
 	go func() {
 		defer cancel()
@@ -377,7 +377,7 @@ type planAsker struct {
 	secrets *runSecrets
 }
 
-func (a planAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.ApprovalOutcome, *mcp.CallToolResult, error) {
+func (a planAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.Answer, *mcp.CallToolResult, error) {
 	req.Args = a.secrets.scrubValue(req.Args)
 	resume := vm.SuspendClock(ctx)
 	defer resume()
@@ -393,11 +393,11 @@ type pauseAsker struct {
 	approvals *policy.Approvals
 }
 
-func (a pauseAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.ApprovalOutcome, *mcp.CallToolResult, error) {
+func (a pauseAsker) Ask(ctx context.Context, req policy.ApprovalRequest) (policy.Answer, *mcp.CallToolResult, error) {
 	if !policy.CanElicit(a.client) {
-		return policy.ApprovalNoClient, nil, nil
+		return policy.Answer{Outcome: policy.ApprovalNoClient}, nil, nil
 	}
-	return a.run.pause(ctx, req, a.approvals.Timeout()), nil, nil
+	return policy.ClientAnswer(a.run.pause(ctx, req, a.approvals.Timeout()), policy.ChannelPrompt), nil, nil
 }
 
 // Unwrap applies DESIGN.md's rules to a tool result: structuredContent when

@@ -35,7 +35,7 @@ func (h *handlers) invoke(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	runID := newRunID()
 	ctx, obs := st.observe(ctx, call, runID)
 	var schema json.RawMessage
-	res, err := st.Gate.Admit(ctx, st.Catalog, call, policy.ClientAsker(ctx, st.Approvals, req), obs,
+	res, err := st.Gate.Admit(ctx, st.Catalog, call, st.withOutOfBand(policy.ClientAsker(ctx, st.Approvals, req)), obs,
 		func(ctx context.Context, call policy.Call, t *catalog.Tool) (*mcp.CallToolResult, error) {
 			schema = t.OutputSchema
 			return dispatch(ctx, h.env, call)

@@ -44,6 +44,10 @@ type State struct {
 	Approvals *policy.Approvals
 	// Paused holds plans waiting for a 2026-07-28 client's approval answer.
 	Paused *PausedRuns
+	// OutOfBand, when set, asks an operator (console, CLI) for the calls
+	// whose client cannot show an approval prompt; nil keeps such calls
+	// at APPROVAL_REQUIRED.
+	OutOfBand policy.Asker
 	// Logger receives decisions that deny and policy failures.
 	Logger *slog.Logger
 	// Tracer starts the spans of execute, search and every tool call; nil
@@ -187,4 +191,13 @@ func refused(err error) *mcp.CallToolResult {
 		return result(errorResult{ErrorBody{Code: te.Code, Message: te.Message}}, true)
 	}
 	return result(errorResult{ErrorBody{Code: toolerr.Execution, Message: err.Error()}}, true)
+}
+
+// withOutOfBand makes the operator's out-of-band approval the fallback of
+// asker, when the server offers it.
+func (st *State) withOutOfBand(asker policy.Asker) policy.Asker {
+	if st.OutOfBand == nil {
+		return asker
+	}
+	return policy.Fallback(asker, st.OutOfBand)
 }

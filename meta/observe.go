@@ -65,9 +65,9 @@ func (f fanOut) Decided(ctx context.Context, out *policy.Outcome, err error) {
 	}
 }
 
-func (f fanOut) Approved(ctx context.Context, outcome policy.ApprovalOutcome, err error) {
+func (f fanOut) Approved(ctx context.Context, answer policy.Answer, err error) {
 	for _, o := range f {
-		o.Approved(ctx, outcome, err)
+		o.Approved(ctx, answer, err)
 	}
 }
 
@@ -135,10 +135,11 @@ func (o *auditObserver) Decided(ctx context.Context, out *policy.Outcome, err er
 	o.log.Log(ctx, e)
 }
 
-func (o *auditObserver) Approved(ctx context.Context, outcome policy.ApprovalOutcome, _ error) {
+func (o *auditObserver) Approved(ctx context.Context, answer policy.Answer, _ error) {
 	e := o.event(audit.Approval)
-	e.Approval = audit.Outcome(outcome.Audited())
-	if outcome.ForSession() {
+	e.Approval = audit.Outcome(answer.Outcome.Audited())
+	e.ApprovalChannel, e.Approver = string(answer.Channel), answer.By
+	if answer.Outcome.ForSession() {
 		e.Reason = "approved for the rest of the session"
 	}
 	o.log.Log(ctx, e)
@@ -178,8 +179,11 @@ func (o spanObserver) Decided(_ context.Context, out *policy.Outcome, err error)
 	}
 }
 
-func (o spanObserver) Approved(_ context.Context, outcome policy.ApprovalOutcome, _ error) {
-	o.span.SetAttributes(attribute.String("codecall.approval", outcome.Audited()))
+func (o spanObserver) Approved(_ context.Context, answer policy.Answer, _ error) {
+	o.span.SetAttributes(attribute.String("codecall.approval", answer.Outcome.Audited()))
+	if answer.Channel != "" {
+		o.span.SetAttributes(attribute.String("codecall.approval.channel", string(answer.Channel)))
+	}
 }
 
 func (o spanObserver) Ended(_ context.Context, res *mcp.CallToolResult, err error) {
@@ -211,11 +215,12 @@ func (o logObserver) Decided(_ context.Context, out *policy.Outcome, err error) 
 	}
 }
 
-func (o logObserver) Approved(_ context.Context, outcome policy.ApprovalOutcome, err error) {
+func (o logObserver) Approved(_ context.Context, answer policy.Answer, err error) {
 	if err != nil {
 		o.log.Warn("codecall: approval prompt failed", "tool", o.call.Tool, "error", err)
 	}
-	o.log.Info("codecall: approval", "tool", o.call.Tool, "via", o.call.Via, "outcome", outcome.Audited(), "forSession", outcome.ForSession())
+	o.log.Info("codecall: approval", "tool", o.call.Tool, "via", o.call.Via, "outcome", answer.Outcome.Audited(),
+		"forSession", answer.Outcome.ForSession(), "channel", string(answer.Channel), "by", answer.By)
 }
 
 func (logObserver) Ended(context.Context, *mcp.CallToolResult, error) {}

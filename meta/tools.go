@@ -121,7 +121,7 @@ func executeDescription(st *State) string {
 	b.WriteString("\ncallTool(name, input) resolves to the tool's result, unwrapped: its structuredContent, else its text parsed as JSON, else the text. " +
 		"A failed call rejects with a ToolError {toolName, code, message, hint, retryable}; with callTool(name, input, {throwOnError: false}) " +
 		"it resolves to {ok: true, data} or {ok: false, error} instead. Codes: NOT_FOUND, VALIDATION (fix the input), ACCESS_DENIED, " +
-		"APPROVAL_REQUIRED, APPROVAL_DENIED (a person said no: final, do not retry), EXECUTION, TIMEOUT, LIMIT; retry only when retryable is true. " +
+		"APPROVAL_REQUIRED, APPROVAL_DENIED (a person said no: final, do not retry), APPROVAL_EXPIRED (nobody approved in time: do not retry), EXECUTION, TIMEOUT, LIMIT; retry only when retryable is true. " +
 		"Tools with requiresApproval ask a person before each call.\n")
 	b.WriteString("Also: searchTools(query, {appIds, tags, topK}) and describeTools(names) find and read tools inside the plan; getTool(name); " +
 		"codecallContext (the context argument); ")

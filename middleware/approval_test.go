@@ -174,7 +174,7 @@ func TestApprovalFlows(t *testing.T) {
 		{"deny", "deny", 0, "APPROVAL_DENIED", 0, 2},
 		{"decline", "decline", 0, "APPROVAL_DENIED", 0, 2},
 		{"trust for session", "approve_for_session", 0, "", 2, 1},
-		{"timeout", "approve", time.Second, "APPROVAL_DENIED", 0, 2},
+		{"timeout", "approve", time.Second, "APPROVAL_EXPIRED", 0, 2},
 	}
 	for _, modern := range []bool{false, true} {
 		for _, via := range paths {

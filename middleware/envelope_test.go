@@ -27,7 +27,7 @@ func TestExecuteEnvelope(t *testing.T) {
 		{"no approval needed", `return {a: 1}`, "", 0, true, "NOT_REQUIRED", `{"a":1}`},
 		{"approved", approvalPlan, "approve", 0, true, "APPROVED", `"deleted"`},
 		{"denied", approvalPlan, "deny", 0, true, "DENIED", `"APPROVAL_DENIED"`},
-		{"expired", approvalPlan, "approve", time.Second, true, "EXPIRED", `"APPROVAL_DENIED"`},
+		{"expired", approvalPlan, "approve", time.Second, true, "EXPIRED", `"APPROVAL_EXPIRED"`},
 		{"nobody to ask", approvalPlan, "", 0, false, "DENIED", `"APPROVAL_REQUIRED"`},
 	}
 	for _, tc := range cases {

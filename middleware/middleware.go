@@ -54,6 +54,7 @@ type CodeCall struct {
 	seq    atomic.Uint64 // numbers internal calls
 
 	approvals *policy.Approvals // pending approvals and session trust
+	outOfBand *policy.OutOfBand // calls waiting for an operator; nil unless WithOutOfBandApprovals
 	paused    *meta.PausedRuns  // plans waiting for an approval
 
 	gens *generations
@@ -90,6 +91,9 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		approvals: policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust),
 		paused:    meta.NewPausedRuns(),
 		iso:       newIsolation(o.logger, o.sandbox),
+	}
+	if o.oobEnabled {
+		c.outOfBand = policy.NewOutOfBand(c.approvals, o.outOfBand...)
 	}
 	// Worked out here, after every option, so that WithoutReload and
 	// WithConfigFile mean the same in either order.
@@ -180,6 +184,9 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 		auditKey: auditKey,
 		index:    idx,
 	}
+	if c.outOfBand != nil {
+		g.state.OutOfBand = c.outOfBand
+	}
 	if cfg.Offers(presets.SurfaceCodeMode) {
 		g.state.CodeMode = meta.NewModules(&g.state)
 		g.state.Servers = c.opts.servers
@@ -187,6 +194,11 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 	g.metaTools = meta.Listed(&g.state)
 	return g, nil
 }
+
+// OutOfBand returns the calls waiting for an operator's approval, for a
+// console or an API to list and answer them; nil unless Wrap was given
+// WithOutOfBandApprovals.
+func (c *CodeCall) OutOfBand() *policy.OutOfBand { return c.outOfBand }
 
 // searchIndex is a generation's search index: a *search.Index, or a
 // *search.AsyncIndex still being built for a large catalog.
@@ -242,6 +254,9 @@ func (c *CodeCall) auditLogger(old *generation, cfg presets.Config, r *redact.Re
 		return old.state.Audit, key, nil
 	}
 	opts := []audit.Option{audit.WithRedactor(r), audit.WithDiagnostics(c.log)}
+	for _, h := range c.opts.auditSinks {
+		opts = append(opts, audit.WithAlso(h))
+	}
 	if c.opts.auditHandler != nil {
 		return audit.New(c.opts.auditHandler, opts...), key, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/meta"
+	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/search"
@@ -46,6 +47,9 @@ type options struct {
 	tracer       trace.TracerProvider
 	meter        metric.MeterProvider
 	auditHandler slog.Handler
+	auditSinks   []slog.Handler
+	outOfBand    []policy.OutOfBandOption
+	oobEnabled   bool
 	sandbox      []sandbox.Option
 	servers      meta.Servers
 	surfaces     []presets.Surface
@@ -107,6 +111,28 @@ func WithBackgroundIndexAbove(n int) Option {
 // Secrets are redacted before they reach h.
 func WithAuditHandler(h slog.Handler) Option {
 	return func(o *options) { o.auditHandler = h }
+}
+
+// WithAuditSink sends the audit events to h as well as to the audit log
+// (audit.path, or WithAuditHandler's handler): the same redacted records,
+// one per event. codecall serve's console uses it to keep its in-memory
+// view of recent runs. Repeatable.
+func WithAuditSink(h slog.Handler) Option {
+	return func(o *options) {
+		if h != nil {
+			o.auditSinks = append(o.auditSinks, h)
+		}
+	}
+}
+
+// WithOutOfBandApprovals turns on approval out of band: a call that needs
+// approval, whose client cannot show a prompt, waits (at most
+// approval.timeout, a plan's clock stopped) for an operator to answer it
+// through CodeCall.OutOfBand, instead of failing at once with
+// APPROVAL_REQUIRED. opts tune the waiting list (policy.WithOnChange,
+// policy.WithMaxPending). Without this option nothing waits.
+func WithOutOfBandApprovals(opts ...policy.OutOfBandOption) Option {
+	return func(o *options) { o.oobEnabled, o.outOfBand = true, append(o.outOfBand, opts...) }
 }
 
 // WithTracerProvider sends CodeCall's spans (codecall.execute,

@@ -16,12 +16,14 @@ import (
 type Handler func(ctx context.Context, call Call, t *catalog.Tool) (*mcp.CallToolResult, error)
 
 // Asker asks a person to approve one call: the part of approval that
-// differs by client. It returns the outcome, or a prompt to hand back to
-// the client as the call's result (a 2026-07-28 client answers by calling
-// again); err, when set, explains an ApprovalFailed outcome and is only
-// logged. Ask is called from the call's goroutine, at most once per call.
+// differs by client. It returns the answer (the outcome, and the channel
+// and person it came through, which the audit log records), or a prompt
+// to hand back to the client as the call's result (a 2026-07-28 client
+// answers by calling again); err, when set, explains an ApprovalFailed
+// outcome and is only logged. Ask is called from the call's goroutine, at
+// most once per call.
 type Asker interface {
-	Ask(ctx context.Context, req ApprovalRequest) (outcome ApprovalOutcome, prompt *mcp.CallToolResult, err error)
+	Ask(ctx context.Context, req ApprovalRequest) (answer Answer, prompt *mcp.CallToolResult, err error)
 }
 
 // Observer follows one call through Admit, for audit, traces and logs.
@@ -34,8 +36,9 @@ type Observer interface {
 	// refused before the policy ran (an unknown tool, a meta-tool, a tool
 	// outside the run's allowedTools, invalid input); err is the refusal.
 	Decided(ctx context.Context, out *Outcome, err error)
-	// Approved records how an approval ended; err explains ApprovalFailed.
-	Approved(ctx context.Context, outcome ApprovalOutcome, err error)
+	// Approved records how an approval ended, through which channel and
+	// by whom; err explains ApprovalFailed.
+	Approved(ctx context.Context, answer Answer, err error)
 	// Ended records how the call ended: res is what the handler returned
 	// (or the approval prompt), err a refusal or a failure.
 	Ended(ctx context.Context, res *mcp.CallToolResult, err error)
@@ -54,7 +57,7 @@ type Observer interface {
 //     (VALIDATION), so nobody is asked to approve a call that cannot run;
 //  4. the policy in force (ACCESS_DENIED with its reason);
 //  5. approval, when the decision asks for it: session trust first, then
-//     asker (APPROVAL_DENIED, APPROVAL_REQUIRED);
+//     asker (APPROVAL_DENIED, APPROVAL_EXPIRED, APPROVAL_REQUIRED);
 //  6. next, with the tool the name resolved to.
 //
 // obs sees every step; a refusal returns a *toolerr.Error and no result. A
@@ -89,27 +92,27 @@ func (g *Gate) approve(ctx context.Context, call Call, out *Outcome, asker Asker
 	ap := g.approvals
 	if ap == nil {
 		// A gate built without approvals cannot ask anybody: fail closed.
-		obs.Approved(ctx, ApprovalNoClient, nil)
+		obs.Approved(ctx, Answer{Outcome: ApprovalNoClient}, nil)
 		return nil, ApprovalError(call.Tool, ApprovalNoClient, 0)
 	}
 	if ap.Trusted(call.SessionID, out.Tool.Name) {
-		obs.Approved(ctx, ApprovalTrusted, nil)
+		obs.Approved(ctx, Answer{Outcome: ApprovalTrusted}, nil)
 		return nil, nil
 	}
 	var (
-		outcome = ApprovalNoClient // nobody to ask
-		prompt  *mcp.CallToolResult
-		err     error
+		answer = Answer{Outcome: ApprovalNoClient} // nobody to ask
+		prompt *mcp.CallToolResult
+		err    error
 	)
 	if asker != nil {
-		outcome, prompt, err = asker.Ask(ctx, ApprovalRequest{Tool: out.Tool, Args: call.Args, Via: call.Via,
-			SessionID: call.SessionID, Reason: out.Decision.Reason})
+		answer, prompt, err = asker.Ask(ctx, ApprovalRequest{Tool: out.Tool, Args: call.Args, Via: call.Via,
+			SessionID: call.SessionID, Reason: out.Decision.Reason, Run: call.Run})
 		if prompt != nil {
 			return prompt, nil // the client answers in a later request
 		}
 	}
-	obs.Approved(ctx, outcome, err)
-	if perr := ApprovalError(call.Tool, outcome, ap.Timeout()); perr != nil {
+	obs.Approved(ctx, answer, err)
+	if perr := ApprovalError(call.Tool, answer.Outcome, ap.Timeout()); perr != nil {
 		return nil, perr
 	}
 	return nil, nil
@@ -149,5 +152,5 @@ func selfReference(via Via, name string) string {
 type nopObserver struct{}
 
 func (nopObserver) Decided(context.Context, *Outcome, error)          {}
-func (nopObserver) Approved(context.Context, ApprovalOutcome, error)  {}
+func (nopObserver) Approved(context.Context, Answer, error)           {}
 func (nopObserver) Ended(context.Context, *mcp.CallToolResult, error) {}

@@ -30,8 +30,8 @@ func (r *recorder) Decided(_ context.Context, out *policy.Outcome, err error) {
 	r.events = append(r.events, s)
 }
 
-func (r *recorder) Approved(_ context.Context, o policy.ApprovalOutcome, _ error) {
-	r.events = append(r.events, "approved:"+o.Audited())
+func (r *recorder) Approved(_ context.Context, a policy.Answer, _ error) {
+	r.events = append(r.events, "approved:"+a.Outcome.Audited())
 }
 
 func (r *recorder) Ended(_ context.Context, res *mcp.CallToolResult, err error) {
@@ -54,12 +54,12 @@ type fakeAsker struct {
 	asked   int
 }
 
-func (a *fakeAsker) Ask(context.Context, policy.ApprovalRequest) (policy.ApprovalOutcome, *mcp.CallToolResult, error) {
+func (a *fakeAsker) Ask(context.Context, policy.ApprovalRequest) (policy.Answer, *mcp.CallToolResult, error) {
 	a.asked++
 	if a.prompt {
-		return "", &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired}}, nil
+		return policy.Answer{}, &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired}}, nil
 	}
-	return a.outcome, nil, nil
+	return policy.Answer{Outcome: a.outcome}, nil, nil
 }
 
 func TestAdmitOrderAndObservation(t *testing.T) {

@@ -59,6 +59,9 @@ type ApprovalRequest struct {
 	SessionID string
 	// Reason is the policy's reason for asking.
 	Reason string
+	// Run is the plan the call belongs to; nil for a direct call or an
+	// invoke.
+	Run *RunInfo
 }
 
 // Approvals asks people to approve calls and remembers session trust. One
@@ -390,7 +393,7 @@ func ApprovalError(tool string, o ApprovalOutcome, timeout time.Duration) *toole
 	case ApprovalDenied:
 		return &toolerr.Error{Code: toolerr.ApprovalDenied, Tool: tool, Message: fmt.Sprintf("the user declined the call of %s", tool)}
 	case ApprovalExpired:
-		return &toolerr.Error{Code: toolerr.ApprovalDenied, Tool: tool, Message: fmt.Sprintf("no approval for %s within %v (approval.timeout); the call was not made", tool, timeout)}
+		return &toolerr.Error{Code: toolerr.ApprovalExpired, Tool: tool, Message: fmt.Sprintf("no approval for %s within %v (approval.timeout); the call was not made", tool, timeout)}
 	case ApprovalNoClient:
 		return &toolerr.Error{Code: toolerr.ApprovalRequired, Tool: tool, Message: fmt.Sprintf("%s needs a person's approval, and this client cannot show approval prompts (MCP elicitation); "+
 			"use a client that supports elicitation, or have the operator change the policy for this tool", tool)}

@@ -414,6 +414,9 @@ type Config struct {
 	Sandbox SandboxConfig `koanf:"sandbox" json:"sandbox"`
 	// Transport bounds what codecall serve reads from a client.
 	Transport TransportConfig `koanf:"transport" json:"transport"`
+	// Console is the operator console of codecall serve --http, and
+	// approval out of band with it.
+	Console ConsoleConfig `koanf:"console" json:"console"`
 }
 
 // TransportConfig bounds what the codecall command reads from a client,
@@ -524,5 +527,6 @@ func Default() Config {
 		Upstreams:   UpstreamsConfig{Separator: ".", Start: StartEager, StartTimeout: time.Minute},
 		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 8, QueueTimeout: 5 * time.Second, Cgroup: "auto"},
 		Transport:   TransportConfig{MaxRequestBytes: DefaultMaxRequestBytes},
+		Console:     ConsoleConfig{MaxRuns: 200, MaxEvents: 10000},
 	}
 }

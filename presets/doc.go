@@ -85,6 +85,12 @@
 //	sandbox.command          string   absolute path of the worker executable (default: the server's own binary)
 //	transport.maxRequestBytes bytes   1KiB..1GiB; largest HTTP request body or stdin line codecall serve
 //	                                  reads; ignored by middleware.Wrap (default 4MiB)
+//	console.enabled          bool     serve the operator console under /console with codecall serve --http,
+//	                                  and approvals out of band (default false)
+//	console.tokenEnv         string   environment variable holding the console's token; required when enabled
+//	console.allowRemote      bool     serve the console to non-loopback clients (default false)
+//	console.maxRuns          int      1..10000; recent runs kept in memory (default 200)
+//	console.maxEvents        int      1..1000000; audit events kept for the console's search (default 10000)
 //	policy.paths             [path]   .rego modules, .json/.yaml data, directories; relative to the file (default empty: built-in policy)
 //	policy.query             string   the decision rule (default data.codecall.decision)
 //	policy.filterDiscovery   bool     hide tools the policy always denies from search and describe (default false)

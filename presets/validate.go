@@ -110,6 +110,7 @@ func (c Config) issues() []issue {
 	out = append(out, c.Upstreams.issues(root.field("upstreams"))...)
 	out = append(out, c.Sandbox.issues(root.field("sandbox"))...)
 	out = append(out, c.Transport.issues(root.field("transport"))...)
+	out = append(out, c.Console.issues(root.field("console"))...)
 	return out
 }
 

@@ -31,8 +31,11 @@ const (
 	// ApprovalRequired: the call needs a person's approval and nobody could
 	// be asked.
 	ApprovalRequired Code = "APPROVAL_REQUIRED"
-	// ApprovalDenied: a person declined the call, or did not answer in time.
+	// ApprovalDenied: a person declined the call.
 	ApprovalDenied Code = "APPROVAL_DENIED"
+	// ApprovalExpired: the call needed a person's approval and nobody
+	// answered within approval.timeout; the call was not made.
+	ApprovalExpired Code = "APPROVAL_EXPIRED"
 	// Validation: the input does not match the tool's input schema.
 	Validation Code = "VALIDATION"
 	// Execution: the tool ran and failed, or its result cannot be used.
@@ -133,7 +136,9 @@ func HintFor(c Code) string {
 	case ApprovalRequired:
 		return "This call needs a person's approval and this client cannot ask one; tell the user."
 	case ApprovalDenied:
-		return "A person declined this call or did not answer in time; the denial is final, do not retry it."
+		return "A person declined this call; the denial is final, do not retry it."
+	case ApprovalExpired:
+		return "Nobody approved this call in time and it was not made; do not retry it on your own, tell the user."
 	case Validation:
 		return "Fix the input to match the tool's input schema (describeTools or codecall.describe shows it)."
 	case Execution:

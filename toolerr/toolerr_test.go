@@ -54,7 +54,7 @@ func ExampleCodeOf() {
 }
 
 func TestHintForEveryCode(t *testing.T) {
-	for _, c := range []toolerr.Code{toolerr.NotFound, toolerr.AccessDenied, toolerr.ApprovalRequired, toolerr.ApprovalDenied,
+	for _, c := range []toolerr.Code{toolerr.NotFound, toolerr.AccessDenied, toolerr.ApprovalRequired, toolerr.ApprovalDenied, toolerr.ApprovalExpired,
 		toolerr.Validation, toolerr.Execution, toolerr.Timeout, toolerr.Limit, toolerr.SelfReference, toolerr.Cancelled} {
 		if toolerr.HintFor(c) == "" {
 			t.Errorf("HintFor(%s) is empty", c)

@@ -7,6 +7,7 @@
 //	codecall policy test [--coverage] [PATH...]
 //	codecall policy eval --tool NAME [--args JSON]
 //	codecall eval [--corpus DIR] [--queries FILE]
+//	codecall approvals list|approve|deny [--url URL] [--token-env NAME] [ID]
 //	codecall version
 package main
 
@@ -43,6 +44,8 @@ Usage:
                                                                     show the decision for one call and its policy input
   codecall eval    [--corpus DIR] [--queries FILE] [--split S] [--misses N [--explain]]
                                                                     search quality on a tool corpus vs plain BM25
+  codecall approvals list|approve|deny [--url URL] [--token-env NAME] [--as NAME] [ID]
+                                                                    answer approvals on a running serve --console
   codecall version
 
 --upstreams FILE puts CodeCall in front of the MCP servers listed in FILE
@@ -73,6 +76,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = evalCmd(ctx, rest, stdout, stderr)
 	case "policy":
 		err = policyCmd(ctx, rest, stdout, stderr)
+	case "approvals":
+		err = approvalsCmd(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "--help", "-h", "-help":

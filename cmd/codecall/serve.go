@@ -32,6 +32,8 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	path := fs.String("path", "/mcp", "HTTP endpoint `path`")
 	var auth httpAuth
 	auth.register(fs)
+	var cons consoleFlags
+	cons.register(fs)
 	fs.Var(&origins, "allow-origin", "with --http, also accept browser requests from this `origin` (repeatable; loopback origins are always accepted)")
 	var lf logFlags
 	lf.register(fs, "info")
@@ -67,6 +69,13 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	maxRequest := cfg.Transport.MaxRequestBytes
 	src.progress = upstreamProgress(logger)
+	cs, err := cons.prepare(cfg.Console, *addr, *path)
+	if err != nil {
+		return err
+	}
+	if cs != nil {
+		src.extra = append(src.extra, cs.options()...)
+	}
 	tp, shutdownTracing, err := tracerProvider(ctx)
 	if err != nil {
 		return err
@@ -145,6 +154,12 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// before its body is read.
 	mux.Handle(*path, newHTTPGuard(limitBody(server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path), server.WithEventStore(newEventStore())), maxRequest), *addr, bearer, origins))
 	httpSrv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if cs != nil {
+		if err := cs.mount(mux, httpSrv, b.cc, logger); err != nil {
+			return err
+		}
+		logger.Info("codecall: serving the operator console", "url", "http://"+*addr+"/console/", "allowRemote", cs.cfg.AllowRemote)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- httpSrv.ListenAndServe() }()
 	logger.Info("codecall: serving streamable HTTP", "url", "http://"+*addr+*path, "exposure", exp.String(), "maxRequestBytes", maxRequest)

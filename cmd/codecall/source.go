@@ -30,6 +30,7 @@ type source struct {
 	progress func(gateway.StartEvent)
 	// gatewayLog is the gateway's own logger; nil: the build's logger.
 	gatewayLog *slog.Logger
+	extra      []middleware.Option // more options for Wrap (serve's console)
 }
 
 // built is a served tool set wrapped in CodeCall.
@@ -162,6 +163,7 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 			opts = append(opts, middleware.WithoutReload())
 		}
 	}
+	opts = append(opts, s.extra...)
 	b.cc, err = middleware.Wrap(b.srv, opts...)
 	if err != nil {
 		if b.gw != nil {

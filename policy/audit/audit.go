@@ -41,7 +41,8 @@ const (
 // empty path, discards every event.
 type Logger struct {
 	h        slog.Handler
-	closer   io.Closer // the file Open created, or nil
+	also     []slog.Handler // WithAlso's handlers, joined to h by New
+	closer   io.Closer      // the file Open created, or nil
 	redactor *redact.Redactor
 	diag     *slog.Logger
 	now      func() time.Time
@@ -76,6 +77,19 @@ func WithDiagnostics(d *slog.Logger) Option {
 	}
 }
 
+// WithAlso hands every event to h as well, after the Logger's own sink
+// (or as its only sink when there is none, e.g. Open with an empty path):
+// the same redacted record, so an in-memory view such as the console of
+// codecall serve sees exactly what the audit log holds. A failure of h
+// counts as a dropped event like a failure of the main sink.
+func WithAlso(h slog.Handler) Option {
+	return func(l *Logger) {
+		if h != nil {
+			l.also = append(l.also, h)
+		}
+	}
+}
+
 // withClock sets the time source of events without a Time (for tests).
 func withClock(now func() time.Time) Option { return func(l *Logger) { l.now = now } }
 
@@ -89,7 +103,58 @@ func New(h slog.Handler, opts ...Option) *Logger {
 	for _, o := range opts {
 		o(l)
 	}
+	if len(l.also) > 0 {
+		hs := l.also
+		if l.h != nil {
+			hs = append([]slog.Handler{l.h}, hs...)
+		}
+		l.h = teeHandler(hs)
+	}
 	return l
+}
+
+// teeHandler hands a record to every handler in turn; the first error is
+// returned after all have been tried, so one failing sink does not starve
+// the others.
+type teeHandler []slog.Handler
+
+func (t teeHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	var first error
+	for _, h := range t {
+		if err := handleOne(ctx, h, r.Clone()); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// handleOne calls one handler of a tee, turning its panic into an error
+// so that the handlers after it still see the record.
+func handleOne(ctx context.Context, h slog.Handler, r slog.Record) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("audit handler panicked: %v", p)
+		}
+	}()
+	return h.Handle(ctx, r)
+}
+
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make(teeHandler, len(t))
+	for i, h := range t {
+		out[i] = h.WithAttrs(as)
+	}
+	return out
+}
+
+func (t teeHandler) WithGroup(name string) slog.Handler {
+	out := make(teeHandler, len(t))
+	for i, h := range t {
+		out[i] = h.WithGroup(name)
+	}
+	return out
 }
 
 // NewWriter returns a Logger that writes JSON lines to w:
@@ -260,6 +325,8 @@ func (l *Logger) record(e Event) slog.Record {
 	str("decision", string(e.Decision), maxWordBytes)
 	text("reason", e.Reason, maxTextBytes)
 	str("approval", string(e.Approval), maxWordBytes)
+	str("approvalChannel", e.ApprovalChannel, maxWordBytes)
+	text("approver", e.Approver, maxNameBytes)
 	str("status", e.Status, maxWordBytes)
 	switch {
 	case e.Duration != 0, e.Type == ExecuteEnd, e.Type == ToolCall, e.Type == Invoke:

@@ -90,6 +90,13 @@ type Event struct {
 	Reason string
 	// Approval is the outcome, on approval events.
 	Approval Outcome
+	// ApprovalChannel is how the person was asked, on approval events:
+	// elicitation, prompt, console, cli, or out_of_band for an operator
+	// request nobody answered; empty when nobody was asked.
+	ApprovalChannel string
+	// Approver names who answered, when the channel says (an operator's
+	// name from the console or the CLI, as they gave it).
+	Approver string
 	// Status is how a run or call ended: an execute status (ok,
 	// runtime_error, tool_error, ...) or ok / error for a call.
 	Status string
