@@ -199,7 +199,7 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 		}
 		sort.Strings(missing)
 		for _, m := range slices.Compact(missing) {
-			r.warning("%s: ${%s} is not set in this environment; serve would report %s unavailable until it is (export it, then start or reload)", id, m, id)
+			r.warning("%s: ${%s} is not set in this environment; serve would report upstream %q as unavailable until it is (export it, then start or reload)", id, m, id)
 		}
 	}
 	return r
