@@ -288,8 +288,7 @@ func (r *run) bindingCall(serverID string, e Export) nativeFunc {
 			return r.rt.ToValue(p)
 		}
 		r.calls = append(r.calls, c)
-		r.queue = append(r.queue, c)
-		r.launch()
+		r.queue = append(r.queue, c) // the event loop starts it (launch)
 		return r.rt.ToValue(p)
 	}
 }

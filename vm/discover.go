@@ -100,8 +100,7 @@ func (r *run) discover(fn, op string, args []byte) goja.Value {
 	p, resolve, reject := r.rt.NewPromise()
 	c.resolve, c.reject = resolve, reject
 	r.calls = append(r.calls, c)
-	r.queue = append(r.queue, c)
-	r.launch()
+	r.queue = append(r.queue, c) // the event loop starts it (launch)
 	return r.rt.ToValue(p)
 }
 

@@ -470,16 +470,47 @@ func TestConcurrency(t *testing.T) {
 }
 
 // TestFireAndForget: calls the plan never awaits are cancelled when it
-// returns, and the run still waits for them.
+// returns, and the run still waits for them. A call starts when the plan
+// yields to the event loop: calls made just before returning never reach
+// the host; calls already in flight are cancelled.
 func TestFireAndForget(t *testing.T) {
 	base := runtime.NumGoroutine()
 	h := &mcptest.Host{Delay: 10 * time.Second}
 	start := time.Now()
 	res := runScript(t, h, `callTool('slow', {}); callTool('slow', {}).catch(() => {}); return 'early'`)
+	if res.Status != StatusOK || time.Since(start) > time.Second || len(h.Calls()) != 0 || len(res.ToolTrace) != 2 || res.ToolTrace[0].Error != codeCancelled {
+		t.Errorf("calls made before returning: %s (host saw %d)", describe(res), len(h.Calls()))
+	}
+	start = time.Now()
+	res = runScript(t, h, `callTool('slow', {}); callTool('slow', {}).catch(() => {}); await new Promise(r => setTimeout(r, 1)); return 'early'`)
 	if res.Status != StatusOK || time.Since(start) > time.Second || h.Cancelled() != 2 {
-		t.Errorf("%s (cancelled %d)", describe(res), h.Cancelled())
+		t.Errorf("calls in flight when the plan returns: %s (cancelled %d)", describe(res), h.Cancelled())
 	}
 	settleGoroutines(t, base)
+}
+
+// TestSequentialCallsOnTheLoop: a call that is all the event loop waits
+// for is made on the loop's goroutine, and the plan sees it as any other:
+// results, errors, the trace, and a timer or a second call in flight
+// sending calls back to goroutines of their own.
+func TestSequentialCallsOnTheLoop(t *testing.T) {
+	h := &mcptest.Host{Call: func(_ context.Context, name string, in map[string]any) (json.RawMessage, error) {
+		if name == "bad" {
+			return nil, policyErr(toolerr.AccessDenied, "no")
+		}
+		b, _ := json.Marshal(map[string]any{"echo": in["i"]})
+		return b, nil
+	}}
+	res := runScript(t, h, `const a = await callTool('t', {i: 1});
+		const b = await callTool('bad', {}, {throwOnError: false});
+		setTimeout(() => {}, 5);
+		const c = await callTool('t', {i: 3});
+		const [d, e] = await Promise.all([callTool('t', {i: 4}), callTool('t', {i: 5})]);
+		return [a.echo, b.ok, b.error.code, c.echo, d.echo, e.echo]`)
+	checkWant(t, res, okWith(`[1, false, "ACCESS_DENIED", 3, 4, 5]`))
+	if len(res.ToolTrace) != 5 || res.ToolTrace[1].OK || res.ToolTrace[1].Error != "ACCESS_DENIED" {
+		t.Errorf("trace: %s", describe(res))
+	}
 }
 
 // TestPanics checks that panics in the host are contained.
@@ -587,7 +618,11 @@ func TestUnhandledToolErrors(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		return nil, policyErr(toolerr.AccessDenied, "no")
 	}
-	res = runScript(t, h, `callTool('a', {}); return 1`)
+	h.Call = func(context.Context, string, map[string]any) (json.RawMessage, error) {
+		time.Sleep(200 * time.Millisecond)
+		return nil, policyErr(toolerr.AccessDenied, "no")
+	}
+	res = runScript(t, h, `callTool('a', {}); await new Promise(r => setTimeout(r, 1)); return 1`)
 	if res.Status != StatusOK || len(res.Warnings) != 1 || res.Warnings[0].Type != WarningLateToolError {
 		t.Errorf("%s", describe(res))
 	}

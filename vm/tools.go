@@ -118,8 +118,7 @@ func (r *run) callTool(call goja.FunctionCall) goja.Value {
 	p, resolve, reject := r.rt.NewPromise()
 	c.resolve, c.reject = resolve, reject
 	r.calls = append(r.calls, c)
-	r.queue = append(r.queue, c)
-	r.launch()
+	r.queue = append(r.queue, c) // the event loop starts it (launch)
 	return r.rt.ToValue(p)
 }
 
@@ -143,11 +142,24 @@ func (r *run) nameArg(fn, what string, v goja.Value) string {
 }
 
 // launch starts queued calls while fewer than MaxConcurrency are in flight.
+// It runs on the event loop, between the plan's steps: a call the plan
+// makes is queued and starts when the plan yields, as an event loop would.
+// A call that is the only thing the loop could wait for (nothing else in
+// flight or queued, no timer pending) is made on the loop's own goroutine:
+// the loop would only block until it completes, and handing it to another
+// goroutine and back costs two wake-ups per call.
 func (r *run) launch() {
 	for r.inflight < r.caps.concurrency && len(r.queue) > 0 && !r.stopping.Load() {
 		c := r.queue[0]
 		r.queue[0] = nil
 		r.queue = r.queue[1:]
+		if r.inflight == 0 && len(r.queue) == 0 && !r.pendingTimers() {
+			r.inflight++
+			c.started = true
+			c.begin = time.Now()
+			r.runCall(c) // its completion waits in r.completions for the loop
+			return
+		}
 		r.startCall(c)
 	}
 }
@@ -210,7 +222,7 @@ func (r *run) runCall(c *toolCall) {
 // follow from it, then starts queued calls.
 func (r *run) complete(c *toolCall) {
 	r.inflight--
-	if !c.panicked {
+	if c.caller != nil && !c.panicked {
 		r.idle = append(r.idle, c.caller)
 	}
 	r.record(c)
