@@ -123,8 +123,17 @@ func corpusIndex(tb testing.TB) *search.Index {
 // BENCHMARKS.md. Change it only with those figures.
 const heldOutRecallAt5 = 0.762
 
+// heldOutNegFlagged and heldOutTop1Flagged are the low_relevance rates on
+// the held-out queries, as committed in docs/search.md and BENCHMARKS.md:
+// the share of unanswerable requests flagged (higher is better) and of
+// right top-1 answers flagged all the same (lower is better).
+const (
+	heldOutNegFlagged  = 0.583
+	heldOutTop1Flagged = 0.158
+)
+
 // TestHeldOutQuality fails when a change costs more than two points of
-// Recall@5 on the held-out queries: the split no change is tuned on, so a
+// Recall@5, or of either low_relevance rate, on the held-out queries: the split no change is tuned on, so a
 // loss there is a loss on queries nobody has seen.
 func TestHeldOutQuality(t *testing.T) {
 	c, err := eval.LoadCorpus(corpusDir(t))
@@ -151,5 +160,11 @@ func TestHeldOutQuality(t *testing.T) {
 	t.Logf("held-out: %v", rep.Metrics)
 	if floor := heldOutRecallAt5 - 0.02; rep.Metrics.RecallAt5 < floor {
 		t.Errorf("held-out Recall@5 = %.3f, more than 2 points under the committed %.3f", rep.Metrics.RecallAt5, heldOutRecallAt5)
+	}
+	if floor := heldOutNegFlagged - 0.02; rep.Metrics.NegFlagged < floor {
+		t.Errorf("held-out NEG-FLAGGED = %.3f, more than 2 points under the committed %.3f", rep.Metrics.NegFlagged, heldOutNegFlagged)
+	}
+	if ceiling := heldOutTop1Flagged + 0.02; rep.Metrics.Top1Flagged > ceiling {
+		t.Errorf("held-out TOP1-FLAGGED = %.3f, more than 2 points over the committed %.3f", rep.Metrics.Top1Flagged, heldOutTop1Flagged)
 	}
 }

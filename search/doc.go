@@ -82,10 +82,14 @@
 // score multiplied by 0.95.
 // Query.Explain returns each hit's factors.
 //
-// When the best score is below the low-relevance threshold (0.36 by
-// default, see WithLowRelevance) the result carries a "low_relevance"
-// warning: the catalog probably has no tool for this request, or the
-// request needs rephrasing. The threshold trades one error for the other;
+// When the best score is below the low-relevance threshold (0.34 by
+// default, see WithLowRelevance), or the best hit matches the request only
+// in its description or parameters and in none of its name, app, title,
+// tags or summary, the result carries a "low_relevance" warning: the
+// catalog probably has no tool for this request, or the request needs
+// rephrasing. The message says why, and names the request's words the
+// best hit matches nowhere; Explanation.Headline shows the share the
+// headline fields match. The threshold trades one error for the other;
 // docs/search.md gives both rates on the project's evaluation set. The
 // warning tells the client to check the hits, it does not hide them.
 //

@@ -68,16 +68,20 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 		return res, nil
 	}
 
-	hits, err := ix.rank(ctx, concepts, f, topK+len(exact))
+	hits, rs, err := ix.rank(ctx, concepts, f, topK+len(exact))
+	// used are the concepts the hits were ranked by: the query's own, or
+	// their spelling corrections.
+	used := concepts
 	if err != nil {
 		return Result{}, err
 	}
 	if len(hits) == 0 && len(exact) == 0 && len(concepts) > 0 {
 		if fixed, fixes := ix.correct(concepts); len(fixes) > 0 {
-			hits, err = ix.rank(ctx, fixed, f, topK)
+			hits, rs, err = ix.rank(ctx, fixed, f, topK)
 			if err != nil {
 				return Result{}, err
 			}
+			used = fixed
 			if len(hits) > 0 {
 				res.Warnings = append(res.Warnings, Warning{Type: WarnFuzzyMatch,
 					Message: "No tool matched the words as written; showing results for " + strings.Join(fixes, ", ") + "."})
@@ -102,15 +106,21 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 			res.Hits = append(res.Hits, hit)
 		}
 	}
-	for _, h := range hits {
+	// top is the best hit when the lexical ranking (not an exact name)
+	// put it first: the low-relevance decision reads how it matched.
+	var top *scored
+	for i, h := range hits {
 		if len(res.Hits) == topK {
 			break
 		}
 		if !taken[h.doc] {
 			taken[h.doc] = true
+			if len(res.Hits) == 0 {
+				top = &hits[i]
+			}
 			hit := Hit{Tool: ix.tools[h.doc], Score: h.score}
 			if q.Explain {
-				hit.Explain = ix.explain(concepts, h)
+				hit.Explain = ix.explain(used, h)
 			}
 			res.Hits = append(res.Hits, hit)
 		}
@@ -120,11 +130,110 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 	case len(res.Hits) == 0:
 		res.Warnings = append(res.Warnings, Warning{Type: WarnNoResults,
 			Message: fmt.Sprintf("No tool matched %q among %d available; try other words for the task or a wider filter.", clip(text, 80), res.TotalAvailable)})
-	case res.Hits[0].Score < ix.cfg.lowRelevance:
-		res.Warnings = append(res.Warnings, Warning{Type: WarnLowRelevance,
-			Message: fmt.Sprintf("The best match scores %.2f (below %.2f): no tool may do this; check the results before using them, or rephrase.", res.Hits[0].Score, ix.cfg.lowRelevance)})
+	case ix.cfg.lowRelevance > 0:
+		if msg := ix.lowRelevanceMessage(res.Hits[0], top, used, rs); msg != "" {
+			res.Warnings = append(res.Warnings, Warning{Type: WarnLowRelevance, Message: msg})
+		}
 	}
 	return res, nil
+}
+
+// headlineFields are the fields that say what a tool is for. A best hit
+// that matches none of the request in them (only words of its long
+// description or of its parameters) does something else, whatever its
+// score: on the evaluation set's tune split that separates requests no
+// tool serves from answered ones that score as low (docs/search.md,
+// "Calibrating low_relevance").
+const headlineFields uint8 = 1<<fName | 1<<fApp | 1<<fTitle | 1<<fTags | 1<<fSummary
+
+// maxUnmatchedWords bounds the words a low_relevance message names.
+const maxUnmatchedWords = 5
+
+// lowRelevanceMessage decides whether the best hit is too weak a match to
+// present without a warning, and says why: its score is under the
+// threshold (WithLowRelevance), or a lexical best hit matches the request
+// only outside its headline fields. top is the best hit's ranking when
+// the lexical ranking put it first (nil for an exact name). With dense
+// retrieval the headline rule does not apply: a dense match needs no
+// shared word. The message names the request's words the hit matches
+// nowhere, so that a client can tell what is missing.
+func (ix *Index) lowRelevanceMessage(best Hit, top *scored, cs []concept, rs []resolved) string {
+	low := best.Score < ix.cfg.lowRelevance
+	if top == nil {
+		if !low {
+			return ""
+		}
+		return fmt.Sprintf("The best match scores %.2f (below %.2f): no tool may do this; check the results before using them, or rephrase.", best.Score, ix.cfg.lowRelevance)
+	}
+	if len(rs) != len(cs) {
+		rs = ix.resolve(cs)
+	}
+	offHeadline := top.dense < 0 && ix.headline(rs, top.doc) == 0
+	if !low && !offHeadline {
+		return ""
+	}
+	var b strings.Builder
+	if low {
+		fmt.Fprintf(&b, "The best match, %s, scores %.2f (below %.2f)", best.Tool.Name, best.Score, ix.cfg.lowRelevance)
+		if offHeadline {
+			b.WriteString(" and matches the request only in its description or parameters")
+		}
+	} else {
+		fmt.Fprintf(&b, "The best match, %s, matches the request only in its description or parameters, not in its name, title or summary", best.Tool.Name)
+	}
+	if unmatched := ix.unmatched(cs, rs, top.doc); len(unmatched) > 0 {
+		if len(unmatched) > maxUnmatchedWords {
+			unmatched = append(unmatched[:maxUnmatchedWords:maxUnmatchedWords], "…")
+		}
+		fmt.Fprintf(&b, "; nothing in it matches %s", strings.Join(unmatched, ", "))
+	}
+	b.WriteString(": no tool may do this; check the results before using them, or rephrase.")
+	return b.String()
+}
+
+// headline returns the weighted share of the request (as coverage weighs
+// it) that tool doc matches in its headline fields.
+func (ix *Index) headline(rs []resolved, doc int) float64 {
+	var got, total float64
+	for _, r := range rs {
+		total += r.weight
+		best := 0.0
+		for _, v := range r.variants {
+			if ix.variantMask(doc, v)&headlineFields != 0 {
+				best = max(best, v.weight)
+			}
+		}
+		got += r.weight * best
+	}
+	if total == 0 {
+		return 0
+	}
+	return got / total
+}
+
+// unmatched returns the request's words, values left out, that tool doc
+// matches in no field, quoted.
+func (ix *Index) unmatched(cs []concept, rs []resolved, doc int) []string {
+	var out []string
+	for i, r := range rs {
+		if cs[i].value || slices.ContainsFunc(r.variants, func(v resolvedVariant) bool { return ix.variantMask(doc, v) != 0 }) {
+			continue
+		}
+		out = append(out, strconv.Quote(cs[i].text))
+	}
+	return out
+}
+
+// variantMask returns the fields of tool doc that hold every term of v.
+func (ix *Index) variantMask(doc int, v resolvedVariant) uint8 {
+	if len(v.ids) == 0 {
+		return 0
+	}
+	var mask uint8 = 0xff
+	for _, id := range v.ids {
+		mask &= ix.termMask(doc, id)
+	}
+	return mask
 }
 
 // exactHits returns the tools that text names: their full name or their
@@ -338,13 +447,14 @@ func (t *tuning) boostWeight(v variant) float64 {
 }
 
 // rank scores the tools with BM25F over the concepts' terms and re-ranks
-// the best candidates by coverage.
-func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([]scored, error) {
+// the best candidates by coverage. It returns the resolved concepts too
+// (nil when nothing was scored), for the low-relevance decision.
+func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([]scored, []resolved, error) {
 	if len(cs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, nil, fmt.Errorf("search: %w", err)
 	}
 	weights := map[uint32]float64{}
 	for _, c := range cs {
@@ -361,7 +471,7 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 		}
 	}
 	if len(weights) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	terms := make([]weightedTerm, 0, len(weights))
 	for id, w := range weights {
@@ -375,7 +485,7 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 	}
 	cands := ix.bm25Candidates(terms, max(minCandidates, 4*topK), keep)
 	if len(cands) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	rs := ix.resolve(cs)
 	queryTerms := map[uint32]bool{}
@@ -412,7 +522,7 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 		}
 	}
 	slices.SortFunc(out, byScore)
-	return out, nil
+	return out, rs, nil
 }
 
 // correct replaces each concept that no tool mentions with the closest
@@ -650,6 +760,7 @@ func (ix *Index) explain(cs []concept, h scored) *Explanation {
 	e := &Explanation{Coverage: float64(h.coverage), BM25F: float64(h.bm25), Names: float64(h.names),
 		OtherApp: h.otherApp, OneOfMany: h.oneOfMany, Dense: float64(h.dense)}
 	rs := ix.resolve(cs)
+	e.Headline = ix.headline(rs, h.doc)
 	for i, r := range rs {
 		where, related := "-", false
 		best := 0.0
@@ -683,7 +794,8 @@ func strongestField(t *tuning, mask uint8) int {
 }
 
 // String formats the explanation on one line, for people tuning a
-// catalog: "coverage 0.62 × bm25f 0.91 × names 0.97 · ticket=name open=desc~".
+// catalog: "coverage 0.62 × bm25f 0.91 × names 0.97 · headline 0.40 ·
+// ticket=name open=desc~".
 func (e *Explanation) String() string {
 	if e == nil {
 		return ""
@@ -702,6 +814,7 @@ func (e *Explanation) String() string {
 	if e.Dense >= 0 {
 		fmt.Fprintf(&b, ", dense %.2f", e.Dense)
 	}
+	fmt.Fprintf(&b, " · headline %.2f", e.Headline)
 	if len(e.Matches) > 0 {
 		b.WriteString(" · ")
 		b.WriteString(strings.Join(e.Matches, " "))

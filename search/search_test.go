@@ -426,3 +426,72 @@ func TestQueryReading(t *testing.T) {
 		}
 	}
 }
+
+// TestLowRelevanceDecision checks the two signals of the low_relevance
+// warning and what its message says: a best hit under the score
+// threshold, and a best hit that matches the request only outside its
+// name, app, title, tags and summary, whatever its score.
+func TestLowRelevanceDecision(t *testing.T) {
+	tools := []*catalog.Tool{
+		{Name: "auth.reset_password", AppID: "auth", Title: "Reset password", Description: "Reset a user's password and send them a login link."},
+		{Name: "ops.list_services", AppID: "ops", Description: "List the services of an account. Services can run on Kubernetes clusters or virtual machines."},
+		{Name: "files.read_file", AppID: "files", Description: "Read a file from disk."},
+	}
+	tests := []struct {
+		name, query string
+		threshold   float64 // 0: DefaultLowRelevance; -1: off
+		first       string
+		warn        bool
+		says        []string // substrings of the message
+	}{
+		{name: "headline match", query: "reset a user's password", first: "auth.reset_password"},
+		{name: "exact name", query: "auth.reset_password", first: "auth.reset_password"},
+		{name: "description only", query: "kubernetes clusters", first: "ops.list_services", warn: true,
+			says: []string{"ops.list_services", "only in its description or parameters", "not in its name, title or summary"}},
+		{name: "description only, words named", query: "kubernetes clusters with gpu", first: "ops.list_services", warn: true,
+			says: []string{"only in its description or parameters", `nothing in it matches "gpu"`}},
+		{name: "score under threshold", query: "reset a user's password", threshold: 0.99, first: "auth.reset_password", warn: true,
+			says: []string{"auth.reset_password, scores", "(below 0.99)"}},
+		{name: "low score, words named", query: "reset the thermostat schedule", first: "auth.reset_password", warn: true,
+			says: []string{"below 0.34", `"thermostat"`, `"schedule"`}},
+		{name: "off", query: "kubernetes clusters", threshold: -1, first: "ops.list_services"},
+		{name: "off, low score", query: "reset the thermostat schedule", threshold: -1, first: "auth.reset_password"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts []search.Option
+			switch {
+			case tt.threshold < 0:
+				opts = append(opts, search.WithLowRelevance(0))
+			case tt.threshold > 0:
+				opts = append(opts, search.WithLowRelevance(tt.threshold))
+			}
+			ix, err := search.New(tools, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ix.Close()
+			res := mustSearch(t, ix, search.Query{Text: tt.query, Explain: true})
+			if len(res.Hits) == 0 || res.Hits[0].Tool.Name != tt.first {
+				t.Fatalf("want %s first, got %v", tt.first, res.Hits)
+			}
+			var msg string
+			for _, w := range res.Warnings {
+				if w.Type == search.WarnLowRelevance {
+					msg = w.Message
+				}
+			}
+			if (msg != "") != tt.warn {
+				t.Fatalf("low_relevance = %q, want it %v (best %.2f, %s)", msg, tt.warn, res.Hits[0].Score, res.Hits[0].Explain)
+			}
+			for _, s := range tt.says {
+				if !strings.Contains(msg, s) {
+					t.Errorf("message %q does not say %q", msg, s)
+				}
+			}
+			if e := res.Hits[0].Explain; e != nil && !e.ExactName && !strings.Contains(e.String(), "headline ") {
+				t.Errorf("explanation %q does not show the headline share", e)
+			}
+		})
+	}
+}
