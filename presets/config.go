@@ -203,7 +203,7 @@ type SearchConfig struct {
 	// MaxTopK caps what a request may ask for (default 50).
 	MaxTopK int `koanf:"maxTopK" json:"maxTopK"`
 	// LowRelevance is the relevance (0..1, relative to an exact match) under
-	// which a result set carries a low-relevance warning (default 0.36).
+	// which a result set carries a low-relevance warning (default 0.34).
 	LowRelevance float64 `koanf:"lowRelevance" json:"lowRelevance"`
 	// Embeddings turns on optional dense retrieval with an embedding
 	// model (off by default: search is lexical and needs no model).
@@ -516,7 +516,7 @@ func Default() Config {
 		Surfaces:    []Surface{SurfaceCodeCall},
 		Preset:      Secure,
 		MetaTools:   MetaToolsConfig{Prefix: "codecall."},
-		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.36, Embeddings: EmbeddingsConfig{Weight: DefaultEmbeddingsWeight}},
+		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.34, Embeddings: EmbeddingsConfig{Weight: DefaultEmbeddingsWeight}},
 		Describe:    DescribeConfig{MaxDefinitions: 8},
 		DirectCalls: DirectCallsConfig{Enabled: false},
 		Audit:       AuditConfig{Path: ""},
