@@ -160,12 +160,25 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 	}
 
-	// Audit search by decision.
+	// Audit search by decision. The unfiltered table is visible before the
+	// click, so wait for the page the search loads before counting rows.
 	do("audit search",
 		chromedp.Navigate(base+"/console/audit"),
 		chromedp.SetValue(chromedp.ID("q-decision"), "approval"),
-		chromedp.Click(chromedp.ID("search")),
-		chromedp.WaitVisible(chromedp.CSS("table.events tr.event")))
+		chromedp.Click(chromedp.ID("search")))
+	loaded := time.Now().Add(15 * time.Second)
+	for {
+		// Errors while the page navigates are expected: try again.
+		state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search + "|" + document.readyState`))
+		if err == nil && strings.Contains(state, "decision=approval") && strings.HasSuffix(state, "|complete") {
+			break
+		}
+		if time.Now().After(loaded) {
+			t.Fatalf("the audit search did not load: %q, %v", state, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	do("audit results", chromedp.WaitVisible(chromedp.CSS("table.events tr.event")))
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("table.events tr.event").length`))
 	if err != nil {
 		t.Fatal(err)
