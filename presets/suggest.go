@@ -3,6 +3,8 @@ package presets
 import (
 	"strings"
 	"unicode"
+
+	"github.com/codecall-go/codecall/internal/editdist"
 )
 
 // nearest returns the candidate closest to word by edit distance, ignoring
@@ -15,10 +17,10 @@ func nearest(word string, candidates []string) (best string, ok bool) {
 	if w == "" {
 		return "", false
 	}
-	bestDist := -1
+	bestDist, budget := -1, typoBudget(len(w))
 	for _, c := range candidates {
-		d := editDistance(w, fold(c))
-		if d <= typoBudget(len(w)) && (bestDist < 0 || d < bestDist) {
+		d := editdist.Distance(w, fold(c), budget)
+		if d <= budget && (bestDist < 0 || d < bestDist) {
 			best, bestDist = c, d
 		}
 	}
@@ -49,35 +51,6 @@ func fold(s string) string {
 		}
 		return unicode.ToLower(r)
 	}, s)
-}
-
-// editDistance is the optimal string alignment distance between a and b:
-// insertions, deletions, substitutions and transpositions of two adjacent
-// letters each count one, so "searhc" is one edit from "search".
-func editDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	// Three rows suffice: the transposition looks two rows back.
-	prev2 := make([]int, len(y)+1)
-	prev := make([]int, len(y)+1)
-	cur := make([]int, len(y)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		cur[0] = i
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(y)]
 }
 
 // envName spells a key as an environment variable name part:

@@ -34,19 +34,6 @@ func TestNearest(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"search", "searhc", 1}, {"kitten", "sitting", 3}, {"ab", "ba", 1},
-	} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 // TestDidYouMean checks the suggestion in the problems of a YAML key and
 // of an environment variable.
 func TestDidYouMean(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/editdist"
 )
 
 // FuzzQuery feeds arbitrary text to the query parser, the expander and the
@@ -49,8 +50,8 @@ func FuzzQuery(f *testing.F) {
 		}
 		_ = expandCompounds(text, splitIdent, true)
 		_ = dropValues(stripQuoted(text))
-		if utf8.ValidString(text) && editDistance(text, text, 2) != 0 {
-			t.Fatalf("editDistance(%q, itself) != 0", text)
+		if utf8.ValidString(text) && editdist.Distance(text, text, 2) != 0 {
+			t.Fatalf("editdist.Distance(%q, itself) != 0", text)
 		}
 		for _, q := range []Query{
 			{Text: text},

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/internal/editdist"
 )
 
 // Ranking constants; see the package documentation.
@@ -579,7 +580,7 @@ func (ix *Index) nearest(w string) (surfaceWord, bool) {
 	bestd := maxd + 1
 	for l := n - maxd; l <= n+maxd; l++ {
 		for _, sw := range ix.vocab[l] {
-			d := editDistance(w, sw.word, maxd)
+			d := editdist.Distance(w, sw.word, maxd)
 			if d < bestd || (d == bestd && betterCorrection(sw, best)) {
 				best, bestd = sw, d
 			}
@@ -744,7 +745,7 @@ func (ix *Index) closestApp(u string) string {
 	best, bestd := "", 3
 	for _, a := range ix.appList {
 		la := strings.ToLower(a)
-		d := editDistance(lu, la, 2)
+		d := editdist.Distance(lu, la, 2)
 		if strings.HasPrefix(la, lu) || strings.HasPrefix(lu, la) {
 			d = min(d, 1)
 		}
