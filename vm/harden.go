@@ -5,6 +5,8 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
+
+	"github.com/codecall-go/codecall/presets"
 )
 
 // hiddenPrototypes evaluates to functions whose prototypes are intrinsics no
@@ -21,7 +23,7 @@ var hiddenPrototypes = sync.OnceValue(func() *goja.Program {
 // with all of that done but what depends on the run's own options.
 func (r *run) setup() {
 	if r.rt == nil {
-		r.harden(r.hardening())
+		r.harden(hardeningFor(r.opts.Limits, r.opts.CodeMode != nil))
 	}
 	r.installRegexEngine()
 	if r.opts.CodeMode != nil {
@@ -39,9 +41,10 @@ type hardening struct {
 	console    bool
 }
 
-// hardening returns what the run's runtime must be hardened for.
-func (r *run) hardening() hardening {
-	return hardening{stackDepth: r.caps.stackDepth, codeMode: r.opts.CodeMode != nil, console: r.opts.Limits.AllowConsole}
+// hardeningFor is what a run under limits (a Code Mode run when codeMode
+// is set) needs its runtime hardened for.
+func hardeningFor(limits presets.Limits, codeMode bool) hardening {
+	return hardening{stackDepth: capsFor(limits).stackDepth, codeMode: codeMode, console: limits.AllowConsole}
 }
 
 // harden builds a fresh runtime hardened for h. It reads nothing else of

@@ -124,7 +124,7 @@ func newRun(ctx context.Context, plan *ast.Checked, host Host, opts Options) *ru
 	caps := capsFor(opts.Limits)
 	var r *run
 	if opts.Runtimes != nil {
-		r = opts.Runtimes.take(hardening{stackDepth: caps.stackDepth, codeMode: opts.CodeMode != nil, console: opts.Limits.AllowConsole})
+		r = opts.Runtimes.take(hardeningFor(opts.Limits, opts.CodeMode != nil))
 	}
 	if r == nil {
 		r = &run{}

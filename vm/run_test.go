@@ -618,8 +618,8 @@ func TestUnhandledToolErrors(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 		return nil, policyErr(toolerr.AccessDenied, "no")
 	}
-	h.Call = func(context.Context, string, map[string]any) (json.RawMessage, error) {
-		time.Sleep(200 * time.Millisecond)
+	h.Call = func(ctx context.Context, _ string, _ map[string]any) (json.RawMessage, error) {
+		<-ctx.Done() // the plan has returned: the run cancels what is in flight
 		return nil, policyErr(toolerr.AccessDenied, "no")
 	}
 	res = runScript(t, h, `callTool('a', {}); await new Promise(r => setTimeout(r, 1)); return 1`)

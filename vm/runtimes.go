@@ -71,8 +71,7 @@ func NewRuntimes(size int, opts ...RuntimesOption) *Runtimes {
 // that knows its next run's limits warms before it reports ready, so the
 // run does not pay for the hardening.
 func (p *Runtimes) Warm(limits presets.Limits, codeMode bool) {
-	c := capsFor(limits)
-	h := hardening{stackDepth: c.stackDepth, codeMode: codeMode, console: limits.AllowConsole}
+	h := hardeningFor(limits, codeMode)
 	for {
 		p.mu.Lock()
 		if p.closed || len(p.ready) >= p.size && h == p.want {

@@ -153,34 +153,31 @@ func (r *run) launch() {
 		c := r.queue[0]
 		r.queue[0] = nil
 		r.queue = r.queue[1:]
-		if r.inflight == 0 && len(r.queue) == 0 && !r.pendingTimers() {
-			r.inflight++
-			c.started = true
-			c.begin = time.Now()
-			r.runCall(c) // its completion waits in r.completions for the loop
-			return
-		}
-		r.startCall(c)
+		r.startCall(c, r.inflight == 0 && len(r.queue) == 0 && !r.pendingTimers())
 	}
 }
 
-// startCall hands c to an idle caller goroutine of the run, or starts one.
-// Callers live until the run ends, so a plan's sequential calls run on one
-// goroutine whose stack has already grown to what a call through the
-// server needs (a fresh goroutine grows it again, copying, on every call).
-func (r *run) startCall(c *toolCall) {
+// startCall makes c on the loop's goroutine (inline), or hands it to an
+// idle caller goroutine of the run, or starts one. Callers live until the
+// run ends, so a plan's concurrent calls run on goroutines whose stacks
+// have already grown to what a call through the server needs (a fresh
+// goroutine grows it again, copying, on every call).
+func (r *run) startCall(c *toolCall, inline bool) {
 	r.inflight++
 	c.started = true
 	c.begin = time.Now()
-	if n := len(r.idle); n > 0 {
+	switch n := len(r.idle); {
+	case inline:
+		r.runCall(c) // its completion waits in r.completions for the loop
+	case n > 0:
 		c.caller = r.idle[n-1]
 		r.idle = r.idle[:n-1]
 		c.caller <- c // never blocks: an idle caller's channel is empty
-		return
+	default:
+		c.caller = make(chan *toolCall, 1)
+		r.toolWG.Add(1)
+		go r.serveCalls(c.caller, c)
 	}
-	c.caller = make(chan *toolCall, 1)
-	r.toolWG.Add(1)
-	go r.serveCalls(c.caller, c)
 }
 
 // serveCalls runs calls on one goroutine: first, then each one the run
