@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -57,4 +58,19 @@ func upstreamProgress(log *slog.Logger) func(gateway.StartEvent) {
 			log.Info("codecall: upstream started", "upstream", e.Upstream, "ms", e.Elapsed.Milliseconds(), "tools", e.Tools)
 		}
 	}
+}
+
+// buildOnce builds src for a command that answers once and exits (search,
+// policy eval): its logs at the command's level, each upstream's start
+// shown whatever the level, and the gateway's own lines, which would
+// repeat those, dropped.
+func buildOnce(ctx context.Context, src source, lf logFlags, stderr io.Writer) (*built, error) {
+	logger, err := lf.logger(stderr)
+	if err != nil {
+		return nil, err
+	}
+	progress, _ := lf.loggerAt(stderr, slog.LevelInfo)
+	src.progress = upstreamProgress(progress)
+	src.gatewayLog = slog.New(slog.DiscardHandler)
+	return src.build(ctx, logger, false)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -229,14 +228,7 @@ func policyEvalCmd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if call.Via == policy.ViaExecute {
 		call.Run = &policy.RunInfo{ID: "policy-eval", CallIndex: 1}
 	}
-	logger, err := lf.logger(stderr)
-	if err != nil {
-		return err
-	}
-	progress, _ := lf.loggerAt(stderr, slog.LevelInfo)
-	src.progress = upstreamProgress(progress)
-	src.gatewayLog = slog.New(slog.DiscardHandler)
-	b, err := src.build(ctx, logger, false)
+	b, err := buildOnce(ctx, src, lf, stderr)
 	if err != nil {
 		return err
 	}

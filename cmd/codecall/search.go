@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"text/tabwriter"
 
@@ -43,16 +42,7 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if strings.TrimSpace(query) == "" {
 		return fmt.Errorf("search needs a query, e.g. codecall search \"refund a payment\"")
 	}
-	logger, err := lf.logger(stderr)
-	if err != nil {
-		return err
-	}
-	// Which upstream the search waits for, and how each start ended, is
-	// shown whatever the level; the gateway's own lines would repeat it.
-	progress, _ := lf.loggerAt(stderr, slog.LevelInfo)
-	src.progress = upstreamProgress(progress)
-	src.gatewayLog = slog.New(slog.DiscardHandler)
-	b, err := src.build(ctx, logger, false)
+	b, err := buildOnce(ctx, src, lf, stderr)
 	if err != nil {
 		return err
 	}
