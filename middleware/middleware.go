@@ -56,6 +56,7 @@ type CodeCall struct {
 	approvals *policy.Approvals // pending approvals and session trust
 	outOfBand *policy.OutOfBand // calls waiting for an operator; nil unless WithOutOfBandApprovals
 	paused    *meta.PausedRuns  // plans waiting for an approval
+	durable   *meta.Durable     // paused plans in a state store; nil keeps them in paused
 
 	gens *generations
 	iso  *isolation
@@ -94,6 +95,11 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	}
 	if o.oobEnabled {
 		c.outOfBand = policy.NewOutOfBand(c.approvals, o.outOfBand...)
+	}
+	if o.stateStore != nil {
+		if c.durable, err = meta.NewDurable(o.stateStore, o.stateKey); err != nil {
+			return nil, fmt.Errorf("codecall: WithStateStore: %w", err)
+		}
 	}
 	// Worked out here, after every option, so that WithoutReload and
 	// WithConfigFile mean the same in either order.
@@ -179,7 +185,7 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 	c.approvals.SetRedactor(redactor)
 	g := &generation{
 		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate, Runner: runner,
-			Approvals: c.approvals, Paused: c.paused, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation),
+			Approvals: c.approvals, Paused: c.paused, Durable: c.durable, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation),
 			Audit: auditLog, Redactor: redactor},
 		auditKey: auditKey,
 		index:    idx,
