@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/codecall-go/codecall/state"
 	"github.com/codecall-go/codecall/state/statetest"
 )
 
@@ -49,3 +55,63 @@ func TestCheckState(t *testing.T) {
 		})
 	}
 }
+
+// TestServeHealthAndState: serve --http with a file store answers its
+// health endpoints without a token, and is ready once the catalog and the
+// store are.
+func TestServeHealthAndState(t *testing.T) {
+	t.Setenv("STATE_KEY_TEST", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
+	t.Setenv("SERVE_TOKEN_TEST", "serve-token-0123456789abcdef")
+	addr := freeAddr(t, "127.0.0.1")
+	db := filepath.Join(t.TempDir(), "state.db")
+	config := writeFile(t, "codecall.yaml", fmt.Sprintf("preset: balanced\nvm: {isolation: inprocess}\nstate: {store: file, path: %q, keyEnv: STATE_KEY_TEST}\n", db))
+	stderr := serveInBackground(t, "serve", "--http", addr, "--config", config, "--token-env", "SERVE_TOKEN_TEST")
+	waitHTTP(t, addr, stderr)
+	for path, want := range map[string]string{"/healthz": "ok\n", "/readyz": "ready\n"} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != want {
+			t.Errorf("GET %s: %d %q, want 200 %q", path, resp.StatusCode, body, want)
+		}
+	}
+	if !strings.Contains(stderr.String(), "kept in the state store") {
+		t.Errorf("serve does not say where paused plans are kept:\n%s", stderr.String())
+	}
+	// The store is the server's: a second process cannot open it.
+	if _, err := state.OpenFile(db); err == nil || !strings.Contains(err.Error(), "locked by another process") {
+		t.Errorf("the file store is not held by the server: %v", err)
+	}
+}
+
+func TestReadiness(t *testing.T) {
+	var catalog atomic.Bool
+	down := pingFunc(func(context.Context) error { return errors.New("dial tcp 10.0.0.1:6379: refused, password=hunter2") })
+	for _, tc := range []struct {
+		name     string
+		catalog  bool
+		store    pinger
+		draining bool
+		want     []string
+	}{
+		{"ready", true, nil, false, nil},
+		{"catalog starting", false, nil, false, []string{"catalog: upstreams are still starting"}},
+		{"store down", true, down, false, []string{"state: the state store does not answer"}},
+		{"draining", true, nil, true, []string{"draining: the server is stopping"}},
+	} {
+		catalog.Store(tc.catalog)
+		h := &health{catalog: &catalog, store: tc.store}
+		h.draining.Store(tc.draining)
+		got := h.notReady(context.Background())
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+type pingFunc func(context.Context) error
+
+func (f pingFunc) Ping(ctx context.Context) error { return f(ctx) }
