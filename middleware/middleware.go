@@ -89,17 +89,19 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		return nil, err
 	}
 	c := &CodeCall{srv: srv, opts: o, log: o.logger, done: make(chan struct{}),
-		approvals: policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust),
-		paused:    meta.NewPausedRuns(),
-		iso:       newIsolation(o.logger, o.sandbox),
+		paused: meta.NewPausedRuns(),
+		iso:    newIsolation(o.logger, o.sandbox),
 	}
-	if o.oobEnabled {
-		c.outOfBand = policy.NewOutOfBand(c.approvals, o.outOfBand...)
-	}
+	var approvalOpts []policy.ApprovalOption
 	if o.stateStore != nil {
 		if c.durable, err = meta.NewDurable(o.stateStore, o.stateKey); err != nil {
 			return nil, fmt.Errorf("codecall: WithStateStore: %w", err)
 		}
+		approvalOpts = append(approvalOpts, policy.WithTrustStore(c.durable.TrustStore()))
+	}
+	c.approvals = policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust, approvalOpts...)
+	if o.oobEnabled {
+		c.outOfBand = policy.NewOutOfBand(c.approvals, o.outOfBand...)
 	}
 	// Worked out here, after every option, so that WithoutReload and
 	// WithConfigFile mean the same in either order.

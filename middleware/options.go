@@ -144,7 +144,9 @@ func WithOutOfBandApprovals(opts ...policy.OutOfBandOption) Option {
 // reach any replica that has the same store and key, and a replica may
 // restart between the prompt and the answer. The plan is resumed by running
 // it again from its start, its completed calls answered from a journal
-// (see meta.Durable). Wrap neither opens nor closes the store.
+// (see meta.Durable). Session trust ("approve for this session") is kept
+// there too, so every replica sees it, for that session only. Wrap
+// neither opens nor closes the store.
 func WithStateStore(store state.Store, key []byte) Option {
 	return func(o *options) { o.stateStore, o.stateKey = store, key }
 }
