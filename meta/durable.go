@@ -42,7 +42,8 @@ type Durable struct {
 	grace time.Duration
 	// lease bounds how long one replica holds a resumed plan; a replica
 	// that stops while it runs one releases it when the lease runs out.
-	lease time.Duration
+	lease    time.Duration
+	counters *durableCounters
 }
 
 // DurableOption configures NewDurable.
@@ -70,12 +71,13 @@ func NewDurable(store state.Store, key []byte, opts ...DurableOption) (*Durable,
 	if len(key) != state.KeyBytes {
 		return nil, fmt.Errorf("meta: the state key has %d bytes, want %d", len(key), state.KeyBytes)
 	}
-	sealed, err := state.NewSealed(store, derive(key, "codecall journal v1"))
+	counters := &durableCounters{}
+	sealed, err := state.NewSealed(timedStore{Store: store, c: counters}, derive(key, "codecall journal v1"))
 	if err != nil {
 		return nil, err
 	}
 	d := &Durable{store: sealed, sign: derive(key, "codecall request state v1"), now: time.Now,
-		grace: 10 * time.Minute, lease: 5 * time.Minute}
+		grace: 10 * time.Minute, lease: 5 * time.Minute, counters: counters}
 	for _, o := range opts {
 		o(d)
 	}

@@ -119,8 +119,12 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 		res = <-pr.done
 		return h.finish(ctx, st, pr, res), res.Status
 	}
+	st.Durable.counters.replayed.Add(int64(j.replayed))
 	if j.paused() {
 		return h.pauseDurable(ctx, st, p, pr, j, res)
+	}
+	if res.Error != nil && res.Error.Kind == vm.KindReplayDiverged {
+		st.Durable.counters.divergences.Add(1)
 	}
 	if err := st.Durable.forget(ctx, p.RunID); err != nil {
 		st.logger().Warn("codecall: a finished plan could not be removed from the state store; it expires on its own",
@@ -157,6 +161,7 @@ func (h *handlers) pauseDurable(ctx context.Context, st *State, p *savedPlan, pr
 			"%s needs a person's approval, and the server could not save the paused plan in its state store; the call was not made. Try again later", ref.Tool)}
 		return h.finish(ctx, st, pr, res), res.Status
 	}
+	st.Durable.counters.pauses.Add(1)
 	return policy.InputRequired(st.Durable.token(p.RunID, p.Pause), st.Approvals.Prompt(req)), statusInputRequired
 }
 
@@ -209,6 +214,7 @@ func (h *handlers) resumeDurable(ctx context.Context, st *State, req mcp.CallToo
 			return storeDown(err)
 		}
 	}
+	d.counters.resumes.Add(1)
 	res, _ := h.runDurable(ctx, st, req, p, nil)
 	return res
 }

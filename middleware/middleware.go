@@ -65,6 +65,7 @@ type CodeCall struct {
 	emb embedders // the embedding model of search.embeddings, kept across generations
 
 	metrics   metric.Registration
+	durableMx metric.Registration // nil without a state store
 	stop      context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
@@ -134,6 +135,11 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 
 	if c.metrics, err = c.iso.registerMetrics(o.meter); err != nil {
 		c.log.Warn("codecall: sandbox metrics are off", "error", err)
+	}
+	if c.durable != nil {
+		if c.durableMx, err = registerDurableMetrics(o.meter, c.durable); err != nil {
+			c.log.Warn("codecall: state store metrics are off", "error", err)
+		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
@@ -344,6 +350,9 @@ func (c *CodeCall) Close() error {
 		c.iso.close()
 		if c.metrics != nil {
 			_ = c.metrics.Unregister()
+		}
+		if c.durableMx != nil {
+			_ = c.durableMx.Unregister()
 		}
 	})
 	return nil
