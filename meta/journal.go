@@ -101,8 +101,14 @@ func digestBytes(b []byte) string {
 
 // pausedPrompt is what a durableAsker hands the gate for a call that
 // pauses: a result that is never shown (the run is ended and saved), so
-// that the gate neither runs the call nor records an answer for it.
-var pausedPrompt = &mcp.CallToolResult{}
+// that the gate neither runs the call nor records an answer for it. The
+// audit log records the call as input_required, like a direct call's
+// prompt; the run that resumes it records how it ended.
+var pausedPrompt = func() *mcp.CallToolResult {
+	r := &mcp.CallToolResult{}
+	r.ResultType = mcp.ResultTypeInputRequired
+	return r
+}()
 
 // runJournal is one durable run's view of its journal: the calls of the
 // earlier runs to answer from it, the answers to give, and the calls this
