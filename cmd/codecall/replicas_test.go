@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -234,6 +237,16 @@ func (f *fleet) waitUp(up map[string]bool) {
 // replica that served it.
 func (f *fleet) post(addr, script, requestState, answer string) (*mcp.CallToolResult, string) {
 	f.t.Helper()
+	res, replica, err := f.tryPost(addr, script, requestState, answer)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res, replica
+}
+
+// tryPost is post for goroutines other than the test's: it returns what
+// went wrong.
+func (f *fleet) tryPost(addr, script, requestState, answer string) (*mcp.CallToolResult, string, error) {
 	params := map[string]any{
 		"name": "codecall.execute", "arguments": map[string]any{"script": script},
 		"_meta": map[string]any{
@@ -258,12 +271,12 @@ func (f *fleet) post(addr, script, requestState, answer string) (*mcp.CallToolRe
 	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
 	if err != nil {
-		f.t.Fatal(err)
+		return nil, "", err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		f.t.Fatalf("POST %s: %d %s", addr, resp.StatusCode, raw)
+		return nil, "", fmt.Errorf("POST %s: %d %s", addr, resp.StatusCode, raw)
 	}
 	payload := raw
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -281,11 +294,11 @@ func (f *fleet) post(addr, script, requestState, answer string) (*mcp.CallToolRe
 		Error  any             `json:"error"`
 	}
 	if err := json.Unmarshal(payload, &rpc); err != nil || rpc.Error != nil {
-		f.t.Fatalf("not a result: %v %v: %s", err, rpc.Error, payload)
+		return nil, "", fmt.Errorf("not a result: %v %v: %s", err, rpc.Error, payload)
 	}
 	res, err := mcp.ParseCallToolResult(&rpc.Result)
 	if err != nil {
-		f.t.Fatalf("not a tool result: %v: %s", err, rpc.Result)
+		return nil, "", fmt.Errorf("not a tool result: %v: %s", err, rpc.Result)
 	}
 	var rs struct {
 		RequestState string `json:"requestState"`
@@ -298,7 +311,7 @@ func (f *fleet) post(addr, script, requestState, answer string) (*mcp.CallToolRe
 	if res.ResultType == "" {
 		res.ResultType = mcp.ResultType(rs.ResultType)
 	}
-	return res, resp.Header.Get("X-Replica")
+	return res, resp.Header.Get("X-Replica"), nil
 }
 
 // runResult reads a finished run's status, result and run id.
@@ -499,4 +512,131 @@ func TestReplicaRestartWithFileStore(t *testing.T) {
 		chain["tool.call ledger.delete input_required"] != 1 || chain["tool.call ledger.read ok"] != 2 {
 		t.Fatalf("audit chain %v", chain)
 	}
+}
+
+// loadVar turns on the bounded load test (BENCHMARKS.md, "Replicas").
+const loadVar = "CODECALLTEST_LOAD"
+
+// redisCommands reads the server's count of commands processed.
+func redisCommands(t *testing.T, url string) int64 {
+	t.Helper()
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("INFO stats\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	var n int64 = -1
+	for n < 0 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("INFO stats: %v", err)
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_commands_processed:"); ok {
+			n, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return n
+}
+
+// TestReplicaLoad: a few hundred concurrent 2026-07-28 clients against
+// three replicas on one Redis behind HAProxy, a third of them with a plan
+// that pauses for approval and is answered (on whichever replica the
+// balancer picks). It reports throughput, latency percentiles and Redis
+// round trips per run, and checks that no tool ran twice.
+func TestReplicaLoad(t *testing.T) {
+	if os.Getenv(loadVar) == "" {
+		t.Skip("set " + loadVar + "=1 (with " + replicasVar + "=1) to run the replica load test; BENCHMARKS.md has its figures")
+	}
+	haproxy := requireReplicaTools(t)
+	t.Setenv("STATE_KEY_FLEET", fleetKey)
+	url := statetest.StartRedis(t)
+	f := newFleet(t, 3, fmt.Sprintf("state: {store: redis, url: %q, keyEnv: STATE_KEY_FLEET}\n", url))
+	for i := range f.addrs {
+		f.start(i)
+	}
+	f.startHAProxy(haproxy)
+	f.waitUp(map[string]bool{"r0": true, "r1": true, "r2": true})
+
+	sessions := 300
+	if v, err := strconv.Atoi(os.Getenv(loadVar)); err == nil && v > 1 {
+		sessions = v
+	}
+	before := redisCommands(t, url)
+	type sample struct {
+		approval bool
+		took     time.Duration
+	}
+	samples := make([]sample, sessions)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range sessions {
+		wg.Go(func() {
+			s := sample{approval: i%3 == 0}
+			id := fmt.Sprintf("s%d", i)
+			script := fmt.Sprintf(`const a = await callTool('ledger.read', {id: %q}); return a.ok`, id)
+			if s.approval {
+				script = fleetScript(id)
+			}
+			t0 := time.Now()
+			res, _, err := f.tryPost(f.haproxy, script, "", "")
+			if err == nil && s.approval {
+				if res.ResultType != mcp.ResultTypeInputRequired {
+					err = fmt.Errorf("session %d: the plan did not pause: %+v", i, res)
+				} else {
+					res, _, err = f.tryPost(f.haproxy, script, res.RequestState, "approve")
+				}
+			}
+			if err == nil && (res.IsError || res.ResultType == mcp.ResultTypeInputRequired) {
+				err = fmt.Errorf("session %d: %+v", i, res)
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			s.took = time.Since(t0)
+			samples[i] = s
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	commands := redisCommands(t, url) - before - 1 // the INFO itself
+
+	if t.Failed() {
+		t.FailNow()
+	}
+	var plain, approved []time.Duration
+	for _, s := range samples {
+		if s.approval {
+			approved = append(approved, s.took)
+		} else {
+			plain = append(plain, s.took)
+		}
+	}
+	pct := func(d []time.Duration, p float64) time.Duration {
+		slices.Sort(d)
+		return d[min(len(d)-1, int(float64(len(d))*p))]
+	}
+	calls := countCalls(t, f.ledger)
+	for call, n := range calls {
+		if n != 1 {
+			t.Errorf("%s ran %d times", call, n)
+		}
+	}
+	wantCalls := len(plain) + 3*len(approved)
+	if len(calls) != wantCalls {
+		t.Errorf("%d distinct calls in the ledger, want %d", len(calls), wantCalls)
+	}
+	requests := len(plain) + 2*len(approved)
+	t.Logf("replicas 3 (redis, HAProxy round robin), sessions %d (%d with an approval), wall %v: %.0f runs/s, %.0f requests/s",
+		sessions, len(approved), elapsed.Round(time.Millisecond), float64(sessions)/elapsed.Seconds(), float64(requests)/elapsed.Seconds())
+	t.Logf("plain plan (1 call): p50 %v p95 %v; approval plan (pause, answer, replay; 3 calls): p50 %v p95 %v",
+		pct(plain, 0.5).Round(time.Millisecond), pct(plain, 0.95).Round(time.Millisecond),
+		pct(approved, 0.5).Round(time.Millisecond), pct(approved, 0.95).Round(time.Millisecond))
+	t.Logf("redis commands %d: %.1f per approval plan (plain plans use none)", commands, float64(commands)/float64(len(approved)))
 }
