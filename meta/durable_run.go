@@ -42,7 +42,9 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 	pr.approval.raise(p.Approval)
 	end := func(info vm.ErrorInfo) (*mcp.CallToolResult, vm.Status) {
 		// A resumed plan that cannot run again ends here, for good.
-		_ = st.Durable.forget(ctx, p.RunID)
+		if p.Pause > 0 {
+			_ = st.Durable.forget(ctx, p.RunID)
+		}
 		res := &vm.Result{Status: vm.StatusRuntimeError, Error: &info, RunID: p.RunID, ToolTrace: []vm.TraceEntry{}}
 		return h.finish(ctx, st, pr, res), res.Status
 	}
@@ -126,9 +128,12 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 	if res.Error != nil && res.Error.Kind == vm.KindReplayDiverged {
 		st.Durable.counters.divergences.Add(1)
 	}
-	if err := st.Durable.forget(ctx, p.RunID); err != nil {
-		st.logger().Warn("codecall: a finished plan could not be removed from the state store; it expires on its own",
-			"runId", p.RunID, "error", err)
+	if p.Pause > 0 {
+		// Only a plan that paused was ever saved.
+		if err := st.Durable.forget(ctx, p.RunID); err != nil {
+			st.logger().Warn("codecall: a finished plan could not be removed from the state store; it expires on its own",
+				"runId", p.RunID, "error", err)
+		}
 	}
 	if j.replayed > 0 {
 		res.Warnings = append(res.Warnings, vm.Warning{Type: WarningReplayed,
