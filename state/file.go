@@ -37,8 +37,8 @@ const sweepEvery = 512
 func OpenFile(path string, opts ...Option) (*File, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: fileLockWait})
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("state.path %s is locked by another process: a file store serves one process; "+
-			"stop the other one, or use state.store redis to share state among several: %w", path, err)
+		return nil, fmt.Errorf("state.path %s: %w (waited %v): a file store serves one process; "+
+			"stop the other one, or use state.store redis to share state among several", path, ErrLocked, fileLockWait)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("state.path %s cannot be opened as a bbolt file: %w", path, err)

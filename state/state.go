@@ -69,6 +69,8 @@ var (
 	ErrSealed = errors.New("cannot be opened with this key")
 	// ErrFull: a bounded store holds as many live entries as it may.
 	ErrFull = errors.New("store full")
+	// ErrLocked: the file store's file is held by another process.
+	ErrLocked = errors.New("locked by another process")
 )
 
 // MaxKeyBytes bounds a key; CodeCall's keys are a kind and a digest.

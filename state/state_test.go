@@ -26,7 +26,7 @@ func TestFileSurvivesReopenAndDropsExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second process cannot open the file while the first holds it.
-	if _, err := OpenFile(path); err == nil || !strings.Contains(err.Error(), "locked by another process") {
+	if _, err := OpenFile(path); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "a file store serves one process") {
 		t.Fatalf("second open: %v, want the lock explained", err)
 	}
 	if err := f.Close(); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -54,6 +55,9 @@ func stateWhere(cfg presets.StateConfig) string {
 // running server is reported as such, not as broken.
 func stateLine(cfg presets.StateConfig) (string, bool) {
 	s, _, err := openState(context.Background(), cfg)
+	if errors.Is(err, state.ErrLocked) {
+		return fmt.Sprintf("%s: in use (another process, a running server most likely, holds its lock; not opened)", stateWhere(cfg)), true
+	}
 	if err != nil {
 		return fmt.Sprintf("%s: UNAVAILABLE: %v", stateWhere(cfg), err), false
 	}

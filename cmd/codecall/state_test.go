@@ -81,9 +81,13 @@ func TestServeHealthAndState(t *testing.T) {
 	if !strings.Contains(stderr.String(), "kept in the state store") {
 		t.Errorf("serve does not say where paused plans are kept:\n%s", stderr.String())
 	}
-	// The store is the server's: a second process cannot open it.
-	if _, err := state.OpenFile(db); err == nil || !strings.Contains(err.Error(), "locked by another process") {
+	// The store is the server's: a second process cannot open it, and
+	// check says it is in use rather than broken.
+	if _, err := state.OpenFile(db); !errors.Is(err, state.ErrLocked) {
 		t.Errorf("the file store is not held by the server: %v", err)
+	}
+	if code, out, _ := runCLI(t, "check", "--config", config); code != 0 || !strings.Contains(out, "state: file "+db+": in use") {
+		t.Errorf("check while the server runs: %d\n%s", code, out)
 	}
 }
 
