@@ -217,15 +217,16 @@ func (j *runJournal) call(ctx context.Context, ref callRef, op string, live func
 	switch te := toolerr.As(err); {
 	case err == nil:
 		e.Result = raw
+	case ctx.Err() != nil:
+		// Cut short by the run's end (its deadline, the client gone): not
+		// a completed call, and not journaled, whatever error it ended with.
+		j.stopIfIdle()
+		j.mu.Unlock()
+		return raw, err
 	case te != nil:
 		c := *te
 		c.Mismatch = nil // the plan sees the same code and message
 		e.Error = &c
-	case ctx.Err() != nil:
-		// Cut short by the run's end: not a completed call.
-		j.stopIfIdle()
-		j.mu.Unlock()
-		return raw, err
 	default:
 		e.Error = &toolerr.Error{Code: toolerr.Execution, Tool: ref.Tool, Message: "the tool call failed"}
 	}
