@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -470,6 +472,49 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		f.waitUp(all)
 	})
 
+	t.Run("mcp-go client, every replica restarted while the person decides", func(t *testing.T) {
+		// mcp-go's own 2026-07-28 client: it answers the input request by
+		// sending the request again with the answer, through the balancer.
+		// The replicas are all killed and started again while the person
+		// "decides", so the answer reaches a process that never saw the
+		// plan.
+		prompts := 0
+		decide := elicitFunc(func(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			prompts++
+			for i := range f.addrs {
+				f.kill(i)
+			}
+			for i := range f.addrs {
+				f.start(i)
+			}
+			f.waitUp(all)
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+				Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"decision": "approve"}}}, nil
+		})
+		tr, err := transport.NewStreamableHTTP("http://"+f.haproxy+"/mcp",
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + fleetToken}),
+			transport.WithHTTPBasicClient(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := client.NewClient(tr, client.WithElicitationHandler(decide))
+		mcptest.Initialize(t, c, mcptest.Modern())
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "codecall.execute"
+		req.Params.Arguments = map[string]any{"script": fleetScript("m1")}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prompts != 1 {
+			t.Fatalf("the person was asked %d times, want 1", prompts)
+		}
+		_, _, runID := runResult(t, res)
+		check("m1", runID)
+	})
+
 	t.Run("every replica restarted", func(t *testing.T) {
 		paused, _ := f.post(f.haproxy, fleetScript("r1"), "", "")
 		token := pausedState(t, paused)
@@ -639,4 +684,11 @@ func TestReplicaLoad(t *testing.T) {
 		pct(plain, 0.5).Round(time.Millisecond), pct(plain, 0.95).Round(time.Millisecond),
 		pct(approved, 0.5).Round(time.Millisecond), pct(approved, 0.95).Round(time.Millisecond))
 	t.Logf("redis commands %d: %.1f per approval plan (plain plans use none)", commands, float64(commands)/float64(len(approved)))
+}
+
+// elicitFunc is a client.ElicitationHandler from a function.
+type elicitFunc func(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error)
+
+func (f elicitFunc) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return f(ctx, req)
 }
