@@ -189,10 +189,10 @@ func (f *fleet) startHAProxy(bin string) {
 	f.haproxy = freeAddr(f.t, "127.0.0.1")
 	var b strings.Builder
 	fmt.Fprintf(&b, "global\n  maxconn 2000\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 120s\n  timeout server 120s\n"+
-		"  retries 3\n  option redispatch\nfrontend fe\n  bind %s\n  default_backend be\nbackend be\n  balance roundrobin\n"+
+		"  timeout check 5s\n  retries 3\n  option redispatch\nfrontend fe\n  bind %s\n  default_backend be\nbackend be\n  balance roundrobin\n"+
 		"  option httpchk GET %s\n  http-response set-header X-Replica %%s\n", f.haproxy, readyPath)
 	for i, a := range f.addrs {
-		fmt.Fprintf(&b, "  server r%d %s check inter 200ms fall 1 rise 1\n", i, a)
+		fmt.Fprintf(&b, "  server r%d %s check inter 200ms fall 3 rise 1\n", i, a)
 	}
 	cfg := filepath.Join(f.dir, "haproxy.cfg")
 	if err := os.WriteFile(cfg, []byte(b.String()), 0o600); err != nil {
