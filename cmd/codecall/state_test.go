@@ -5,12 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/state"
 	"github.com/codecall-go/codecall/state/statetest"
 )
@@ -119,3 +125,74 @@ func TestReadiness(t *testing.T) {
 type pingFunc func(context.Context) error
 
 func (f pingFunc) Ping(ctx context.Context) error { return f(ctx) }
+
+// TestServeDrainsOnShutdown: when serve --http is told to stop (SIGTERM,
+// here its context), a plan in flight still finishes, past the 5 s an
+// HTTP shutdown used to allow, and the listener closes at once.
+func TestServeDrainsOnShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 6 s for a plan")
+	}
+	t.Setenv("FLEET_TOKEN", fleetToken)
+	addr := freeAddr(t, "127.0.0.1")
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	config := writeFile(t, "codecall.yaml", fmt.Sprintf("preset: balanced\nvm: {isolation: inprocess, timeout: 20s}\naudit: {path: %q}\n", auditPath))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr mcptest.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--http", addr, "--config", config, "--token-env", "FLEET_TOKEN"}, strings.NewReader(""), io.Discard, &stderr)
+	}()
+	waitHTTP(t, addr, &stderr)
+	f := &fleet{t: t}
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, _, err := f.tryPost(addr, `await new Promise(r => setTimeout(r, 6000)); return 'done'`, "", "")
+		got <- answer{res, err}
+	}()
+	// The cause: the run has started (its execute.start is in the audit
+	// log) before the server is told to stop.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(auditPath)
+		if strings.Contains(string(b), `"event":"execute.start"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the plan did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	// The listener closes at once: a load balancer sends no more work.
+	closedBy := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(closedBy) {
+			t.Fatal("still listening 5 s after shutdown began")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a := <-got
+	if a.err != nil {
+		t.Fatalf("the plan in flight was cut off: %v\n%s", a.err, stderr.String())
+	}
+	if _, result, _ := runResult(t, a.res); result != `"done"` {
+		t.Fatalf("result %s", result)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "draining") {
+		t.Errorf("serve does not say it drains:\n%s", stderr.String())
+	}
+}
