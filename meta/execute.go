@@ -85,6 +85,9 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	defer release()
 	scriptSHA := sha256Hex(in.Script)
 	if state := req.Params.RequestState; state != "" {
+		if st.Durable != nil && IsDurableState(state) {
+			return h.resumeDurable(ctx, st, req, state, scriptSHA, executeArgs.invalid), nil
+		}
 		return h.resume(ctx, st, req, state, scriptSHA, executeArgs.invalid), nil
 	}
 	limits := st.Config.VM
@@ -135,6 +138,11 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 			return executeArgs.invalid("context", "context cannot be encoded as JSON: "+err.Error()), nil
 		}
 		planContext = b
+	}
+	if st.Durable != nil && server.IsModernRequest(ctx) {
+		res, status := h.runDurable(ctx, st, req, newSavedPlan(st, in, format, runID, session, scriptSHA, start), checked)
+		span.SetAttributes(attribute.String("codecall.status", string(status)))
+		return res, nil
 	}
 	// The plan runs on its own goroutine, detached from this request: a
 	// 2026-07-28 client answers an approval prompt with a new request, and
@@ -337,10 +345,22 @@ type planHost struct {
 	// codeMode is set for a codemode.run script: results are unwrapped by
 	// the Code Mode rules and discovery speaks the Code Mode operations.
 	codeMode *Modules
+	// journal, set for a durable run, answers the calls an earlier run
+	// made and records the others (see Durable).
+	journal *runJournal
 }
 
 // CallTool implements vm.Host.
 func (p *planHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
+	if p.journal != nil {
+		return p.journal.call(ctx, callRef{Tool: name, Input: digestJSON(input)}, "",
+			func(ctx context.Context) (json.RawMessage, error) { return p.callTool(ctx, name, input) })
+	}
+	return p.callTool(ctx, name, input)
+}
+
+// callTool makes one call of the plan through the gate.
+func (p *planHost) callTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
 	call := policy.Call{Tool: name, Via: policy.ViaExecute, Args: input, SessionID: p.session, Context: p.planContext,
 		Allowed: p.allowed, Run: &policy.RunInfo{ID: p.runID, ScriptSHA256: p.scriptSHA, CallIndex: int(p.calls.Add(1))}}
 	ctx, obs := p.st.observe(ctx, call, "")
