@@ -162,7 +162,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		logger.Warn("codecall: SERVING WITHOUT AUTHENTICATION (--http-insecure-no-auth): anyone who can reach "+*addr+" can run plans and call every tool; require a bearer token with --token-env, or bind 127.0.0.1", "addr", *addr)
 	}
 	mux := http.NewServeMux()
-	hc := &health{catalog: &b.catalogReady, store: store}
+	hc := &health{catalog: &b.catalogReady, store: store, log: logger}
 	hc.mount(mux)
 	// The guard answers first, so a request without the token is refused
 	// before its body is read.
