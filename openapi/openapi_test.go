@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -99,6 +100,26 @@ func TestLoadShapes(t *testing.T) {
 				t.Errorf("operations = %v, want %v", names, tt.ops)
 			}
 		})
+	}
+}
+
+func TestParseWithoutLocation(t *testing.T) {
+	for _, path := range []string{"../examples/openapi/bookshop.yaml", "testdata/swagger.json"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := Parse(context.Background(), data, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if _, err := New(doc); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	data, _ := os.ReadFile("testdata/external/main.yaml")
+	if _, err := Parse(context.Background(), data, nil); err == nil || !strings.Contains(err.Error(), "without a location") {
+		t.Errorf("a document with external $refs and no location: %v", err)
 	}
 }
 
