@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/codecall-go/codecall/openapi"
 	"github.com/codecall-go/codecall/presets"
@@ -51,4 +53,21 @@ func openapiFiles(servers map[string]presets.Upstream) []string {
 		}
 	}
 	return out
+}
+
+// checkOpenAPI reads an OpenAPI app's document and builds its tools, as
+// serve would, and says how many operations it serves and where.
+func checkOpenAPI(u presets.Upstream) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	doc, err := openapi.Load(ctx, u.OpenAPI)
+	if err != nil {
+		return "", err
+	}
+	app, err := openapi.New(doc, openapi.WithBaseURL(u.BaseURL))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", u.OpenAPI, err)
+	}
+	n := len(app.Operations())
+	return fmt.Sprintf("%s (OpenAPI %s, %d %s in the document) calling %s", u.OpenAPI, doc.Version, n, plural(n, "operation", "operations"), app.BaseURL()), nil
 }
