@@ -124,7 +124,7 @@ func (u *upstream) openapiSelect(op openapi.OperationRef) bool {
 		}
 		return false
 	}
-	if u.exclude != nil && match(u.exclude) {
+	if match(u.exclude) {
 		return false
 	}
 	return len(u.include) == 0 || match(u.include)

@@ -321,7 +321,14 @@ func (a *App) httpFailure(op *Operation, resp *http.Response, data []byte) *mcp.
 	switch s := resp.StatusCode; {
 	case s == http.StatusUnauthorized:
 		code = toolerr.Unauthenticated
-		hint = "The API refused CodeCall's credentials; the operator must set them (auth in the upstream's openapi entry)."
+		hint = "The API refused CodeCall's credentials; the operator must set them (auth or headers of the app's upstream entry)."
+		if len(op.security) > 0 {
+			names := make([]string, len(op.security))
+			for i, n := range op.security {
+				names[i] = n.scheme
+			}
+			hint += " The document asks for: " + strings.Join(names, " or ") + "."
+		}
 	case s == http.StatusForbidden:
 		code = toolerr.AccessDenied
 		hint = "The API does not let these credentials do this; do not retry, choose another way or ask the user."

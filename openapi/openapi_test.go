@@ -374,7 +374,7 @@ func TestCalls(t *testing.T) {
 			retry bool
 			hint  string
 		}{
-			401: {toolerr.Unauthenticated, false, "credentials"}, 403: {toolerr.AccessDenied, false, "do not retry"},
+			401: {toolerr.Unauthenticated, false, "asks for: bearerAuth"}, 403: {toolerr.AccessDenied, false, "do not retry"},
 			404: {toolerr.NotFound, false, "identifiers"}, 429: {toolerr.Execution, true, "wait 7 seconds"},
 			503: {toolerr.Execution, true, "wait 7 seconds"}, 400: {toolerr.Execution, false, "change the input"},
 		} {

@@ -69,8 +69,8 @@ type body struct {
 	required  bool
 }
 
-// securityNeed is a security scheme an operation uses, kept to say in an
-// error which credential is missing.
+// securityNeed is a security scheme an operation asks for, named in the
+// hint of a 401 so the operator knows which credential to configure.
 type securityNeed struct{ scheme string }
 
 var methods = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions,
@@ -226,7 +226,6 @@ func newOperation(doc *Document, ref OperationRef, item *openapi3.PathItem, op *
 		if isObject(bodySchema) && !clash && (mt.Schema.Ref == "" || !refersTo(bodySchema, bodySchema)) {
 			// The body's fields sit next to the parameters: the form a
 			// person would write.
-			conv.stack[bodySchema] = true
 			for _, name := range sortedKeys(bodySchema.Properties) {
 				p := bodySchema.Properties[name]
 				if p != nil && p.Value != nil && p.Value.ReadOnly {
@@ -235,7 +234,6 @@ func newOperation(doc *Document, ref OperationRef, item *openapi3.PathItem, op *
 				props[name] = conv.ref(p)
 				b.merged = append(b.merged, name)
 			}
-			delete(conv.stack, bodySchema)
 			if rb.Required {
 				for _, r := range bodySchema.Required {
 					if contains(b.merged, r) {
