@@ -224,3 +224,38 @@ func TestOpenAPIDocumentMissingIsReported(t *testing.T) {
 		t.Errorf("Start = %v, want the missing document named", err)
 	}
 }
+
+// A document read from a URL is fetched again on reload; a new version
+// restarts the app.
+func TestOpenAPIReloadRefetchesURL(t *testing.T) {
+	var hits atomic.Int64
+	api := shopAPI(t, &hits)
+	data, err := os.ReadFile("../examples/openapi/bookshop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served atomic.Pointer[string]
+	doc := string(data)
+	served.Store(&doc)
+	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write([]byte(*served.Load()))
+	}))
+	defer docs.Close()
+	servers := map[string]presets.Upstream{"shop": shopUpstream(docs.URL+"/openapi.yaml", api.URL)}
+	g, _ := newGateway(t, servers, WithLookupEnv(shopLookup))
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g.Server().GetTool("shop.getOrder") == nil {
+		t.Fatal("the document from the URL is not served")
+	}
+	next := strings.Replace(doc, "operationId: getOrder", "operationId: fetchOrder", 1)
+	served.Store(&next)
+	if err := g.Reload(context.Background(), servers); err != nil {
+		t.Fatal(err)
+	}
+	if g.Server().GetTool("shop.fetchOrder") == nil || g.Server().GetTool("shop.getOrder") != nil {
+		t.Error("the new version of the document is not served after reload")
+	}
+}
