@@ -80,6 +80,10 @@ func (u *upstream) openapiTransport() (transport.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, s := range app.Skipped() {
+		u.g.log.Warn("gateway: OpenAPI operation not served", "upstream", u.id, "operation", s.Method+" "+s.Path,
+			"tool", s.Name, "reason", u.red.String(s.Reason))
+	}
 	u.mu.Lock()
 	u.specHash = doc.Hash
 	u.mu.Unlock()

@@ -103,13 +103,15 @@ type App struct {
 	doc    *Document
 	opts   options
 	base   *url.URL
-	ops    []*Operation
-	client *http.Client
+	ops     []*Operation
+	skipped []Skipped
+	client  *http.Client
 }
 
 // New builds the tools of doc's operations. It fails when the document
-// gives no usable base URL, or an operation cannot be served (a request
-// body only in a media type CodeCall cannot send): exclude it then.
+// gives no usable base URL. An operation that cannot be served (a request
+// body only in a media type CodeCall cannot send) is left out and listed
+// by Skipped.
 func New(doc *Document, opts ...Option) (*App, error) {
 	o := options{maxBytes: DefaultMaxResponseBytes, timeout: DefaultTimeout, userAgent: "codecall-openapi"}
 	for _, opt := range opts {
@@ -128,11 +130,8 @@ func New(doc *Document, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	ops, err := build(doc, &o)
-	if err != nil {
-		return nil, err
-	}
-	a := &App{doc: doc, opts: o, base: base, ops: ops}
+	ops, skipped := build(doc, &o)
+	a := &App{doc: doc, opts: o, base: base, ops: ops, skipped: skipped}
 	rt := o.transport
 	if rt == nil {
 		rt = guardedTransport(base, o.private)
@@ -143,6 +142,9 @@ func New(doc *Document, opts ...Option) (*App, error) {
 
 // Operations returns the app's operations, sorted by path and method.
 func (a *App) Operations() []*Operation { return a.ops }
+
+// Skipped returns the selected operations that are not served, with why.
+func (a *App) Skipped() []Skipped { return a.skipped }
 
 // BaseURL is where the app's calls go.
 func (a *App) BaseURL() string { return a.base.String() }

@@ -4,7 +4,7 @@
 //
 // Load reads a document (a file or an http(s) URL, YAML or JSON; OpenAPI
 // 3.0 and 3.1 as they are, Swagger 2.0 converted to 3.0) with kin-openapi,
-// resolving $refs, including those to files next to the document. Build
+// resolving $refs, including those to files next to the document. New
 // synthesises the tools: named after operationId (or after method and path
 // when there is none, collisions numbered), with source "openapi" in
 // _meta.codecall, the operation's tags and examples, an inputSchema that
@@ -19,9 +19,9 @@
 // base URL's origin: redirects are followed only within that origin, and
 // connections to loopback, private and link-local addresses are refused
 // unless the base URL itself points there or the operator allows them
-// (SSRF guard). Credentials are added by the caller (Credentials) and never
-// appear in tool descriptions or results: the package's Server takes a
-// redactor for every text it returns. Responses are capped in size; HTTP
+// (SSRF guard). Credentials (WithCredentials) are added to each request and
+// never appear in tool descriptions; every text a tool returns goes through
+// the redactor (WithRedactor), so an API that echoes one cannot leak it. Responses are capped in size; HTTP
 // errors become tool errors with the status, a short excerpt of the body
 // and a hint, carrying a toolerr code under toolerr.MetaKey.
 //

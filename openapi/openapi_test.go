@@ -189,6 +189,12 @@ func TestToolSynthesis(t *testing.T) {
 			t.Errorf("required = %v", req)
 		}
 	})
+	t.Run("an operation that cannot be served is skipped, not fatal", func(t *testing.T) {
+		sk := shapes.Skipped()
+		if len(sk) != 1 || sk[0].ID != "postXML" || !strings.Contains(sk[0].Reason, "application/xml") {
+			t.Errorf("skipped = %+v", sk)
+		}
+	})
 	t.Run("body clashing with a parameter goes under body", func(t *testing.T) {
 		in := schemaOf(t, op(t, shapes, "search").Tool.RawInputSchema)
 		props := in["properties"].(map[string]any)

@@ -76,8 +76,16 @@ type securityNeed struct{ scheme string }
 var methods = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodOptions,
 	http.MethodHead, http.MethodPatch, http.MethodTrace}
 
-// build synthesises the tools of every selected operation of doc.
-func build(doc *Document, o *options) ([]*Operation, error) {
+// Skipped is an operation of the document that is not served, and why.
+type Skipped struct {
+	OperationRef
+	Reason string
+}
+
+// build synthesises the tools of every selected operation of doc; an
+// operation that cannot be served (a body CodeCall cannot send) is skipped
+// with its reason, so the rest of the API stays reachable.
+func build(doc *Document, o *options) ([]*Operation, []Skipped) {
 	type raw struct {
 		path, method string
 		item         *openapi3.PathItem
@@ -95,6 +103,7 @@ func build(doc *Document, o *options) ([]*Operation, error) {
 	}
 	taken := map[string]bool{}
 	var out []*Operation
+	var skipped []Skipped
 	for _, r := range ops {
 		name := toolName(r.op.OperationID, r.method, r.path)
 		base := name
@@ -108,11 +117,12 @@ func build(doc *Document, o *options) ([]*Operation, error) {
 		}
 		op, err := newOperation(doc, ref, r.item, r.op, o)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", r.method, r.path, err)
+			skipped = append(skipped, Skipped{OperationRef: ref, Reason: err.Error()})
+			continue
 		}
 		out = append(out, op)
 	}
-	return out, nil
+	return out, skipped
 }
 
 // toolName is the operationId made a valid tool name, or, without one, a
@@ -208,7 +218,7 @@ func newOperation(doc *Document, ref OperationRef, item *openapi3.PathItem, op *
 		rb := op.RequestBody.Value
 		mediaType, mt := pickMediaType(rb.Content)
 		if mt == nil {
-			return nil, fmt.Errorf("the request body has no media type CodeCall can send (JSON, form or multipart); exclude the operation")
+			return nil, fmt.Errorf("the request body has no media type CodeCall can send (JSON, form, multipart or text; the document offers %s)", strings.Join(sortedKeys(rb.Content), ", "))
 		}
 		b := &body{mediaType: mediaType, required: rb.Required}
 		var bodySchema *openapi3.Schema

@@ -189,10 +189,13 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 		} else if u.Transport() == presets.UpstreamOpenAPI {
 			// Reading the document is local for a file; a URL is fetched,
 			// as serve would at start.
-			if summary, err := checkOpenAPI(u); err != nil {
+			if summary, skipped, err := checkOpenAPI(u); err != nil {
 				r.problem(id, "%v", err)
 			} else {
 				r.line("%s: openapi, %s", id, summary)
+				for _, s := range skipped {
+					r.warning("%s: operation %s %s (%s) is not served: %s", id, s.Method, s.Path, s.Name, s.Reason)
+				}
 			}
 		} else {
 			r.line("%s: %s, %s", id, u.Transport(), u.URL)

@@ -56,18 +56,19 @@ func openapiFiles(servers map[string]presets.Upstream) []string {
 }
 
 // checkOpenAPI reads an OpenAPI app's document and builds its tools, as
-// serve would, and says how many operations it serves and where.
-func checkOpenAPI(u presets.Upstream) (string, error) {
+// serve would, and says how many operations it serves and where, and which
+// ones it cannot serve.
+func checkOpenAPI(u presets.Upstream) (string, []openapi.Skipped, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	doc, err := openapi.Load(ctx, u.OpenAPI)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	app, err := openapi.New(doc, openapi.WithBaseURL(u.BaseURL))
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", u.OpenAPI, err)
+		return "", nil, fmt.Errorf("%s: %w", u.OpenAPI, err)
 	}
-	n := len(app.Operations())
-	return fmt.Sprintf("%s (OpenAPI %s, %d %s in the document) calling %s", u.OpenAPI, doc.Version, n, plural(n, "operation", "operations"), app.BaseURL()), nil
+	n := len(app.Operations()) + len(app.Skipped())
+	return fmt.Sprintf("%s (OpenAPI %s, %d %s in the document) calling %s", u.OpenAPI, doc.Version, n, plural(n, "operation", "operations"), app.BaseURL()), app.Skipped(), nil
 }
