@@ -100,9 +100,9 @@ func WithUserAgent(ua string) Option { return func(o *options) { o.userAgent = u
 
 // App is an OpenAPI document served as tools.
 type App struct {
-	doc    *Document
-	opts   options
-	base   *url.URL
+	doc     *Document
+	opts    options
+	base    *url.URL
 	ops     []*Operation
 	skipped []Skipped
 	client  *http.Client
