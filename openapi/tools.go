@@ -79,6 +79,7 @@ var methods = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.Met
 // Skipped is an operation of the document that is not served, and why.
 type Skipped struct {
 	OperationRef
+	// Reason says why, in words an operator can act on.
 	Reason string
 }
 
