@@ -247,6 +247,7 @@ func ServersOf(c presets.UpstreamsConfig, baseDir string) (map[string]presets.Up
 	if servers == nil {
 		servers = map[string]presets.Upstream{}
 	}
+	openapiPaths(servers, baseDir)
 	if c.File == "" {
 		return servers, nil
 	}
@@ -357,11 +358,13 @@ func (g *Gateway) Status() []Status {
 
 // Reload replaces the upstream definitions: removed servers are stopped and
 // their tools removed, new ones started, changed ones (including a changed
-// value of a ${VAR} they use) restarted; unchanged ones keep running.
+// value of a ${VAR} they use, or an OpenAPI app whose document changed)
+// restarted; unchanged ones keep running.
 func (g *Gateway) Reload(ctx context.Context, servers map[string]presets.Upstream) error {
 	if err := (presets.UpstreamsConfig{Separator: g.opts.sep, Servers: servers}).Validate(); err != nil {
 		return fmt.Errorf("gateway: reload: %w", err)
 	}
+	specs := g.changedSpecs(ctx) // reads documents: outside g.mu
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -371,7 +374,7 @@ func (g *Gateway) Reload(ctx context.Context, servers map[string]presets.Upstrea
 	var start []*upstream
 	for id, u := range g.ups {
 		next, ok := servers[id]
-		if !ok || !next.IsEnabled() || !reflect.DeepEqual(next, u.cfg) || u.envChanged() {
+		if !ok || !next.IsEnabled() || !reflect.DeepEqual(next, u.cfg) || u.envChanged() || specs[id] {
 			stop = append(stop, u)
 			delete(g.ups, id)
 		}

@@ -78,6 +78,8 @@ type upstream struct {
 
 	callsMu sync.Mutex
 	calls   map[string]*inflight // gateway progress token -> call
+
+	specHash [32]byte // the OpenAPI document served (openapi only); u.mu
 }
 
 // inflight is a call forwarded to the upstream, so that its notifications
@@ -101,6 +103,9 @@ func (g *Gateway) newUpstream(id string, cfg presets.Upstream) *upstream {
 	if u.timeout <= 0 {
 		u.timeout = DefaultCallTimeout
 	}
+	if cfg.Transport() == presets.UpstreamOpenAPI {
+		u.timeout = openapiCeiling(cfg, u.timeout)
+	}
 	return u
 }
 
@@ -108,7 +113,8 @@ func hashResolved(r resolved) [32]byte {
 	b, _ := json.Marshal(struct {
 		Env     []string
 		Headers map[string]string
-	}{r.env, r.headers})
+		Query   map[string]string
+	}{r.env, r.headers, r.query})
 	return sha256.Sum256(b)
 }
 
@@ -417,6 +423,9 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 // the resolved environment and its stderr is kept for error messages.
 func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 	switch u.cfg.Transport() {
+	case presets.UpstreamOpenAPI:
+		t, err := u.openapiTransport()
+		return t, nil, err
 	case presets.UpstreamHTTP:
 		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening(),
 			transport.WithHTTPLogger(u.g.log.With("upstream", u.id)))
@@ -715,6 +724,9 @@ func (u *upstream) exposedName(name string) string {
 
 // keptTools returns the tools that pass the include/exclude globs.
 func (u *upstream) keptTools(tools []mcp.Tool) []mcp.Tool {
+	if u.cfg.Transport() == presets.UpstreamOpenAPI {
+		return tools // selected by operation (openapiSelect)
+	}
 	var out []mcp.Tool
 	for _, t := range tools {
 		if (len(u.include) > 0 && !u.include.Match(t.Name)) || u.exclude.Match(t.Name) {
@@ -741,6 +753,13 @@ func (u *upstream) expose(t mcp.Tool) mcp.Tool {
 	}
 	if own.RequiresApproval != nil && *own.RequiresApproval {
 		m.RequiresApproval = catalog.Bool(true)
+	}
+	if u.cfg.Transport() == presets.UpstreamOpenAPI {
+		// Written by CodeCall from the operator's own operations: overrides.
+		m.Source = catalog.SourceOpenAPI
+		if own.RequiresApproval != nil {
+			m.RequiresApproval = own.RequiresApproval
+		}
 	}
 	t.Name = u.exposedName(t.Name)
 	t.Description = u.red.String(t.Description)

@@ -73,6 +73,27 @@ type Upstream struct {
 	// that must look like the server behind it. The gateway refuses to start
 	// such an upstream when one of its names is already served by another.
 	Prefix *bool `koanf:"prefix" json:"prefix,omitempty"`
+
+	// The keys below make the entry an OpenAPI app (type openapi); see
+	// OpenAPIAuth and openapi.go for what they mean.
+
+	// OpenAPI is an OpenAPI 3.0/3.1 or Swagger 2.0 document, a file
+	// (relative to the config file) or an http(s) URL: each operation
+	// becomes a tool <serverId><separator><operationId>.
+	OpenAPI string `koanf:"openapi" json:"openapi,omitempty"`
+	// BaseURL is where the app's requests go (default: the document's
+	// first server).
+	BaseURL string `koanf:"baseUrl" json:"baseUrl,omitempty"`
+	// Auth are credentials added to every request, besides Headers.
+	Auth OpenAPIAuth `koanf:"auth" json:"auth,omitzero"`
+	// Operations are per-operation settings keyed by operationId (or tool
+	// name).
+	Operations map[string]OperationOverride `koanf:"operations" json:"operations,omitempty"`
+	// AllowPrivateNetwork lets the app connect to loopback, private and
+	// link-local addresses other than a base URL written as one.
+	AllowPrivateNetwork bool `koanf:"allowPrivateNetwork" json:"allowPrivateNetwork,omitempty"`
+	// MaxResponseBytes caps one response body (default 4 MiB).
+	MaxResponseBytes int64 `koanf:"maxResponseBytes" json:"maxResponseBytes,omitempty" unit:"bytes"`
 }
 
 // The upstream transport types.
@@ -80,6 +101,9 @@ const (
 	UpstreamStdio = "stdio"
 	UpstreamHTTP  = "http"
 	UpstreamSSE   = "sse"
+	// UpstreamOpenAPI is a REST API described by an OpenAPI document,
+	// served by CodeCall itself (no MCP server behind it).
+	UpstreamOpenAPI = "openapi"
 )
 
 // The upstream start modes.
@@ -109,6 +133,8 @@ func (u Upstream) Transport() string {
 		return UpstreamHTTP
 	case u.Type != "":
 		return u.Type
+	case u.OpenAPI != "":
+		return UpstreamOpenAPI
 	case u.URL != "":
 		return UpstreamHTTP
 	default:
@@ -172,12 +198,15 @@ func (u Upstream) issues(id string, p keyPath) []issue {
 	if !serverIDPattern.MatchString(id) {
 		add(p, "server id %q must start with a letter or digit and use only ASCII letters, digits, '_' and '-' (it becomes an app id and a tool-name prefix)", id)
 	}
-	kinds := []string{UpstreamStdio, UpstreamHTTP, UpstreamSSE}
+	kinds := []string{UpstreamStdio, UpstreamHTTP, UpstreamSSE, UpstreamOpenAPI}
 	t := u.Transport()
 	if !slices.Contains(kinds, t) {
-		add(p.field("type"), "unknown type %q; allowed: %s (or leave it out: command means stdio, url means http)", u.Type, strings.Join(kinds, ", "))
+		add(p.field("type"), "unknown type %q; allowed: %s (or leave it out: command means stdio, url means http, openapi means openapi)", u.Type, strings.Join(kinds, ", "))
 	}
+	out = append(out, u.openapiIssues(p)...)
 	switch {
+	case t == UpstreamOpenAPI:
+		// Checked by openapiIssues.
 	case u.Command != "" && u.URL != "":
 		add(p, "has both command and url; a server is either a command (stdio) or a url (http, sse)")
 	case t == UpstreamStdio && u.Command == "":
@@ -191,12 +220,16 @@ func (u Upstream) issues(id string, p keyPath) []issue {
 		}
 	}
 	if t != UpstreamStdio {
+		what := "this one has a url"
+		if t == UpstreamOpenAPI {
+			what = "this one is an OpenAPI app"
+		}
 		for _, k := range []struct {
 			key string
 			set bool
 		}{{"args", len(u.Args) > 0}, {"env", len(u.Env) > 0}, {"envAllowlist", len(u.EnvAllowlist) > 0}, {"cwd", u.Cwd != ""}} {
 			if k.set {
-				add(p.field(k.key), "only applies to stdio servers (this one has a url)")
+				add(p.field(k.key), "only applies to stdio servers (%s)", what)
 			}
 		}
 	} else if len(u.Headers) > 0 {
@@ -261,7 +294,7 @@ func ExpandPlaceholders(value string, lookup func(string) (string, bool)) (strin
 	return out, missing
 }
 
-func sortedMapKeys(m map[string]string) []string {
+func sortedMapKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -25,6 +25,14 @@ func TestUpstreamsValidation(t *testing.T) {
 		{"bad start", "upstreams: {start: sometimes}", []string{"upstreams.start", "eager, lazy"}},
 		{"bad separator", "upstreams: {separator: \" \"}", []string{"upstreams.separator"}},
 		{"unknown key", "upstreams: {servers: {a: {comand: x}}}", []string{"comand"}},
+		{"openapi", "upstreams: {servers: {shop: {openapi: shop.yaml, baseUrl: \"https://api.example.com/v1\", auth: {bearer: \"${T}\", query: {key: \"${K}\"}}, headers: {X-Key: \"${K}\"}, operations: {createOrder: {requiresApproval: true, timeout: 5s}}, maxResponseBytes: 1MiB, allowPrivateNetwork: true}}}", nil},
+		{"openapi with a command", "upstreams: {servers: {a: {openapi: x.yaml, command: x}}}", []string{`servers["a"].command`, "no command"}},
+		{"openapi env", "upstreams: {servers: {a: {openapi: x.yaml, env: {A: b}}}}", []string{`servers["a"].env`, "OpenAPI app"}},
+		{"openapi keys on http", "upstreams: {servers: {a: {url: \"http://h/\", baseUrl: \"http://h/\"}}}", []string{`servers["a"].baseUrl`, "only applies to OpenAPI apps"}},
+		{"openapi bad query placeholder", "upstreams: {servers: {a: {openapi: x.yaml, auth: {query: {k: \"${K\"}}}}}", []string{`auth.query["k"]`}},
+		{"openapi negative timeout", "upstreams: {servers: {a: {openapi: x.yaml, operations: {op: {timeout: -1s}}}}}", []string{`operations["op"].timeout`}},
+		{"openapi bad size", "upstreams: {servers: {a: {openapi: x.yaml, maxResponseBytes: lots}}}", []string{"maxResponseBytes"}},
+		{"openapi ftp", "upstreams: {servers: {a: {openapi: \"ftp://h/x.yaml\"}}}", []string{"http:// or https://"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,6 +191,17 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 			} else {
 				r.line("%s: stdio, command %s", id, path)
 			}
+		} else if u.Transport() == presets.UpstreamOpenAPI {
+			// Reading the document is local for a file; a URL is fetched,
+			// as serve would at start.
+			if summary, skipped, err := checkOpenAPI(u); err != nil {
+				r.problem(id, "%v", err)
+			} else {
+				r.line("%s: openapi, %s", id, summary)
+				for _, s := range skipped {
+					r.warning("%s: operation %s %s (%s) is not served: %s", id, s.Method, s.Path, s.Name, s.Reason)
+				}
+			}
 		} else {
 			r.line("%s: %s, %s", id, u.Transport(), u.URL)
 		}
@@ -198,10 +210,12 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 			_, m := presets.ExpandPlaceholders(v, os.LookupEnv)
 			missing = append(missing, m...)
 		}
-		for _, v := range u.Headers {
+		for _, v := range append(slices.Collect(maps.Values(u.Headers)), slices.Collect(maps.Values(u.Auth.Query))...) {
 			_, m := presets.ExpandPlaceholders(v, os.LookupEnv)
 			missing = append(missing, m...)
 		}
+		_, m := presets.ExpandPlaceholders(u.Auth.Bearer, os.LookupEnv)
+		missing = append(missing, m...)
 		sort.Strings(missing)
 		for _, m := range slices.Compact(missing) {
 			r.warning("%s: ${%s} is not set in this environment; serve would report upstream %q as unavailable until it is (export it, then start or reload)", id, m, id)

@@ -25,6 +25,7 @@ type source struct {
 	configFile    string
 	catalogFile   string
 	upstreamsFile string
+	openapi       []string             // --openapi NAME=URL|FILE
 	surfaces      []presets.Surface    // --surface; none: the config's
 	tracer        trace.TracerProvider // nil: OpenTelemetry's global provider
 	// progress hears every attempt to start an upstream; nil: nobody.
@@ -91,7 +92,7 @@ func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]pre
 	if s.configFile != "" {
 		baseDir = filepath.Dir(s.configFile)
 	}
-	if s.upstreamsFile == "" && cfg.File == "" && len(cfg.Servers) == 0 {
+	if s.upstreamsFile == "" && cfg.File == "" && len(cfg.Servers) == 0 && len(s.openapi) == 0 {
 		return cfg, nil, false, nil
 	}
 	servers, err = gateway.ServersOf(cfg, baseDir)
@@ -109,6 +110,12 @@ func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]pre
 			}
 			servers[id] = u
 		}
+	}
+	for id, u := range openapiServers(s.openapi) {
+		if _, dup := servers[id]; dup {
+			return cfg, nil, false, fmt.Errorf("--openapi %s: upstream %q is already defined; pick another name", id, id)
+		}
+		servers[id] = u
 	}
 	if err := selfReference(servers, ownedBy(s.upstreamsFile, s.configFile, cfg)); err != nil {
 		return cfg, nil, false, err
