@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -158,7 +159,9 @@ func fixture(t testing.TB, mode string, env map[string]string) presets.Upstream 
 	for k, v := range env {
 		e[k] = v
 	}
-	return presets.Upstream{Command: exe, Env: e}
+	// The test binary is outside a sandboxed server's view: it is shown
+	// read-only, as an operator would show a server installed elsewhere.
+	return presets.Upstream{Command: exe, Env: e, Paths: []string{filepath.Dir(exe) + ":ro"}}
 }
 
 // addFeatures gives the fixture a prompt, a resource, a resource template,

@@ -341,6 +341,9 @@ type Status struct {
 	Error string `json:"error,omitempty"`
 	// Restarts counts failed starts and deaths since it was last stable.
 	Restarts int `json:"restarts"`
+	// Sandbox is how it runs: default, default+network, none (stdio) or
+	// remote (HTTP, SSE).
+	Sandbox string `json:"sandbox"`
 }
 
 // Status reports every enabled upstream, sorted by id.

@@ -252,12 +252,16 @@ func TestListChangedUpdatesToolsAndReachesClients(t *testing.T) {
 }
 
 func TestCancellationReachesTheUpstream(t *testing.T) {
-	g, _ := newGateway(t, map[string]presets.Upstream{"fx": fixture(t, "ok", nil)})
+	// The sandboxed upstream writes its marker where its paths let it.
+	dir := t.TempDir()
+	fx := fixture(t, "ok", nil)
+	fx.Paths = append(fx.Paths, dir)
+	g, _ := newGateway(t, map[string]presets.Upstream{"fx": fx})
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	s := connect(t, g.Server())
-	marker := filepath.Join(t.TempDir(), "cancelled")
+	marker := filepath.Join(dir, "cancelled")
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	req := mcp.CallToolRequest{}

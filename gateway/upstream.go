@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/toolerr"
 )
 
@@ -125,7 +127,7 @@ func (u *upstream) status() Status {
 	u.syncMu.Lock()
 	n := len(u.tools)
 	u.syncMu.Unlock()
-	return Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures}
+	return Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures, Sandbox: u.cfg.SandboxProfile()}
 }
 
 // connect starts the upstream unless it is running; concurrent callers
@@ -369,7 +371,7 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 		if stderr != nil {
 			// The process's last words usually say why it stopped.
 			stderr.waitDrained(time.Second)
-			msg += stderr.buf.suffix()
+			msg += stderr.buf.suffix() + u.sandboxNote()
 		}
 		return nil, listing{}, errors.New(msg)
 	}
@@ -438,14 +440,85 @@ func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 	env, dir := u.res.env, u.cfg.Cwd
 	t := transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args, transport.WithCommandLogger(u.g.log.With("upstream", u.id)), transport.WithCommandFunc(
 		func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-			cmd := exec.Command(command, args...)
+			var cmd *exec.Cmd
+			if u.cfg.SandboxProfile() == presets.SandboxNone {
+				cmd = exec.Command(command, args...)
+				cmd.Dir = dir
+			} else {
+				prof, err := u.sandboxProfile()
+				if err != nil {
+					return nil, err
+				}
+				if cmd, err = prof.Command(command, args, env); err != nil {
+					return nil, err
+				}
+			}
 			// Not os.Environ(): only the baseline, the allowlist and env.
 			cmd.Env = env
-			cmd.Dir = dir
 			cmd.Stderr = p.w
 			return cmd, nil
 		}))
 	return t, p, nil
+}
+
+// sandboxProfile is the confinement of a stdio upstream under sandbox
+// default: its cwd (absolute) read-write, its paths, the user's package
+// caches read-only, the network only with allowNetwork. Without a cwd it
+// works in its own private /tmp, not in CodeCall's directory.
+func (u *upstream) sandboxProfile() (sandbox.Profile, error) { return sandboxProfileOf(u.cfg) }
+
+func sandboxProfileOf(cfg presets.Upstream) (sandbox.Profile, error) {
+	home, _ := os.UserHomeDir()
+	p := sandbox.Profile{Network: cfg.AllowNetwork, Home: home, MaxMemoryBytes: cfg.MaxMemory, MaxProcesses: int64(cfg.MaxProcesses)}
+	if cfg.Cwd != "" {
+		dir, err := filepath.Abs(cfg.Cwd)
+		if err != nil {
+			return p, fmt.Errorf("cwd %q: %w", cfg.Cwd, err)
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return p, fmt.Errorf("sandbox: cwd %q is not a directory; create it or change cwd", dir)
+		}
+		p.Dir = dir
+	}
+	for _, v := range cfg.ViewPaths(home) {
+		if _, err := os.Stat(v.Path); err != nil {
+			return p, fmt.Errorf("sandbox: paths entry %q does not exist (%v); create it or remove it from paths", v.Path, errors.Unwrap(err))
+		}
+		p.Paths = append(p.Paths, sandbox.ViewPath{Path: v.Path, Write: !v.ReadOnly})
+	}
+	return p, nil
+}
+
+// CheckSandbox reports whether a stdio upstream under sandbox default
+// could be launched as configured, without starting it: its cwd and paths
+// exist, and its command and the files its arguments name are inside its
+// view (the command is looked up on path, the PATH it would get). It
+// returns the view's paths for display, nil for sandbox none and remote
+// servers.
+func CheckSandbox(u presets.Upstream, path string) ([]sandbox.ViewPath, error) {
+	if p := u.SandboxProfile(); p == presets.SandboxNone || p == presets.SandboxRemote {
+		return nil, nil
+	}
+	prof, err := sandboxProfileOf(u)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := prof.Command(u.Command, u.Args, []string{"PATH=" + path}); err != nil {
+		return nil, err
+	}
+	return prof.View(), nil
+}
+
+// sandboxNote is added to why a sandboxed upstream failed to start: what
+// it was not given is the usual cause.
+func (u *upstream) sandboxNote() string {
+	switch u.cfg.SandboxProfile() {
+	case presets.SandboxDefault:
+		return " (it runs under sandbox: default, with no network and only the runtime directories, cwd and paths: visible; give it what it needs with paths: or allowNetwork: true)"
+	case presets.SandboxDefaultNetwork:
+		return " (it runs under sandbox: default with the network, and only the runtime directories, cwd and paths: visible; give it what it needs with paths:)"
+	}
+	return ""
 }
 
 // client returns the running client, starting the upstream if it is not

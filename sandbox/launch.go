@@ -150,7 +150,8 @@ func (p Profile) Command(name string, args, env []string) (*exec.Cmd, error) {
 		if !filepath.IsAbs(a) {
 			continue
 		}
-		if _, err := os.Stat(a); err != nil || inView(view, a) {
+		// /tmp is in every view, as a private tmpfs of the program's own.
+		if _, err := os.Stat(a); err != nil || inView(view, a) || filepath.Clean(a) == "/tmp" {
 			continue
 		}
 		return nil, &ViewError{What: fmt.Sprintf("argument %d", i+1), Path: a, Rule: fmt.Sprintf("add %q to paths (read-only: %q), or set sandbox: none", a, a+":ro")}
