@@ -180,17 +180,22 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 			continue
 		}
 		if u.Transport() == presets.UpstreamStdio {
-			if path, err := lookCommand(u); err != nil {
+			path, err := lookCommand(u)
+			if err != nil {
 				r.problem(id, "command %q cannot be started: %v", u.Command, err)
 			} else {
 				r.line("%s: stdio, command %s, sandbox %s", id, path, u.SandboxProfile())
 			}
-			if u.SandboxProfile() == presets.SandboxNone {
+			switch {
+			case err != nil:
+			case u.SandboxProfile() == presets.SandboxNone:
 				r.warning("%s: sandbox: none runs the server with CodeCall's own rights: every file and the network CodeCall can reach", id)
-			} else if view, err := gateway.CheckSandbox(u, os.Getenv("PATH")); err != nil {
-				r.problem(id, "%v", err)
-			} else {
-				r.line("%s: sees %s", id, describeView(view, u.AllowNetwork))
+			default:
+				if view, err := gateway.CheckSandbox(u, os.Getenv("PATH")); err != nil {
+					r.problem(id, "%v", err)
+				} else {
+					r.line("%s: sees %s", id, describeView(view, u.AllowNetwork))
+				}
 			}
 		} else {
 			r.line("%s: %s, %s, sandbox %s", id, u.Transport(), u.URL, u.SandboxProfile())

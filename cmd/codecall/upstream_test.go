@@ -77,7 +77,7 @@ func serversJSON(t *testing.T, names ...string) string {
 	}
 	servers := map[string]any{}
 	for _, n := range names {
-		servers[n] = map[string]any{"command": exe, "env": map[string]string{upstreamVar: n}}
+		servers[n] = map[string]any{"command": exe, "env": map[string]string{upstreamVar: n}, "paths": []string{filepath.Dir(exe) + ":ro"}}
 	}
 	b, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
