@@ -107,8 +107,8 @@ func TestToolsAreExposedWithAppAndSource(t *testing.T) {
 		t.Fatalf("fx.add not listed: %+v", list.Tools)
 	}
 	m, ok, err := catalog.ReadMeta(*add)
-	if !ok || err != nil || m.AppID != "fx" || m.Source != catalog.SourceUpstream {
-		t.Errorf("_meta.codecall = %+v (ok %v, err %v), want appId fx, source upstream", m, ok, err)
+	if !ok || err != nil || m.AppID != "fx" || m.Source != catalog.SourceUpstream || m.SandboxProfile != presets.SandboxDefault {
+		t.Errorf("_meta.codecall = %+v (ok %v, err %v), want appId fx, source upstream, sandboxProfile default", m, ok, err)
 	}
 	if add.Annotations.ReadOnlyHint == nil || !*add.Annotations.ReadOnlyHint {
 		t.Errorf("annotations not passed through: %+v", add.Annotations)

@@ -183,3 +183,36 @@ func TestSandboxRefusalsNameTheRule(t *testing.T) {
 }
 
 func jsString(s string) string { return "'" + strings.ReplaceAll(s, "'", "\\'") + "'" }
+
+func TestParseServersSandboxKeys(t *testing.T) {
+	tests := []struct {
+		name, file string
+		want       presets.Upstream // compared on the sandbox keys
+		err        string
+	}{
+		{"every key", `{"mcpServers": {"a": {"command": "x", "sandbox": "default", "allowNetwork": true, "paths": ["/srv:ro"], "maxMemory": "512MiB", "maxProcesses": 64}}}`,
+			presets.Upstream{Sandbox: "default", AllowNetwork: true, Paths: []string{"/srv:ro"}, MaxMemory: 512 << 20, MaxProcesses: 64}, ""},
+		{"memory in bytes", `{"mcpServers": {"a": {"command": "x", "maxMemory": 1048576}}}`, presets.Upstream{MaxMemory: 1 << 20}, ""},
+		{"bad memory", `{"mcpServers": {"a": {"command": "x", "maxMemory": true}}}`, presets.Upstream{}, `mcpServers["a"]: maxMemory: true is not a byte size`},
+		{"bad sandbox", `{"mcpServers": {"a": {"command": "x", "sandbox": "off"}}}`, presets.Upstream{}, `mcpServers["a"].sandbox: unknown sandbox "off"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			servers, err := ParseServers([]byte(tc.file))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("ParseServers: %v; want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := servers["a"]
+			if got.Sandbox != tc.want.Sandbox || got.AllowNetwork != tc.want.AllowNetwork || strings.Join(got.Paths, ",") != strings.Join(tc.want.Paths, ",") ||
+				got.MaxMemory != tc.want.MaxMemory || got.MaxProcesses != tc.want.MaxProcesses {
+				t.Errorf("got %+v, want the sandbox keys of %+v", got, tc.want)
+			}
+		})
+	}
+}

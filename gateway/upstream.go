@@ -811,6 +811,7 @@ func (u *upstream) expose(t mcp.Tool) mcp.Tool {
 		VisibleInListTools: own.VisibleInListTools, EnabledInCodeCall: own.EnabledInCodeCall,
 		Tags: own.Tags, Examples: own.Examples,
 		AppID: u.id, Source: catalog.SourceUpstream, RequiresApproval: u.cfg.RequiresApproval,
+		SandboxProfile: u.cfg.SandboxProfile(),
 	}
 	if own.RequiresApproval != nil && *own.RequiresApproval {
 		m.RequiresApproval = catalog.Bool(true)

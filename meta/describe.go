@@ -42,6 +42,7 @@ type DescribedTool struct {
 	Annotations      *catalog.Annotations `json:"annotations,omitempty"`
 	Examples         []catalog.Example    `json:"examples,omitempty"`
 	RequiresApproval bool                 `json:"requiresApproval,omitempty"`
+	SandboxProfile   string               `json:"sandboxProfile,omitempty"`
 	TypeScript       string               `json:"typescript,omitempty"`
 }
 
@@ -131,7 +132,7 @@ func (st *State) describe(ctx context.Context, names []string, limit int, format
 func describeTool(t *catalog.Tool, format string) DescribedTool {
 	d := DescribedTool{
 		Name: t.Name, Title: t.Title, Description: t.Description, AppID: t.AppID, Source: string(t.Source),
-		Tags: t.Tags, Examples: t.Examples, RequiresApproval: t.RequiresApproval,
+		Tags: t.Tags, Examples: t.Examples, RequiresApproval: t.RequiresApproval, SandboxProfile: t.SandboxProfile,
 	}
 	if format != DescribeTS {
 		d.InputSchema, d.OutputSchema = t.InputSchema, t.OutputSchema

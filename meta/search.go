@@ -44,6 +44,9 @@ type SearchHit struct {
 	Score       float64 `json:"score"`
 	// RequiresApproval is true when a person is asked before each call.
 	RequiresApproval bool `json:"requiresApproval,omitempty"`
+	// SandboxProfile is how the server behind the tool runs (an upstream:
+	// default, default+network, none, remote); empty when not known.
+	SandboxProfile string `json:"sandboxProfile,omitempty"`
 	// Effect is what a call does, from the tool's own annotations:
 	// read-only, writes or destructive; empty when the tool does not say.
 	Effect string `json:"effect,omitempty"`
@@ -167,7 +170,7 @@ func searchHit(t *catalog.Tool, score float64) SearchHit {
 	h := SearchHit{
 		Name: t.Name, Description: summary(t.Description, maxHitDescription),
 		AppID: t.AppID, Source: string(t.Source), Score: math.Round(score*1000) / 1000,
-		RequiresApproval: t.RequiresApproval,
+		RequiresApproval: t.RequiresApproval, SandboxProfile: t.SandboxProfile,
 	}
 	if a := t.Annotations; !a.Defaulted {
 		switch {

@@ -25,6 +25,14 @@ func TestUpstreamsValidation(t *testing.T) {
 		{"bad start", "upstreams: {start: sometimes}", []string{"upstreams.start", "eager, lazy"}},
 		{"bad separator", "upstreams: {separator: \" \"}", []string{"upstreams.separator"}},
 		{"unknown key", "upstreams: {servers: {a: {comand: x}}}", []string{"comand"}},
+		{"sandbox settings", "upstreams: {servers: {a: {command: x, sandbox: default, allowNetwork: true, paths: [/srv/data, \"~/.config/x:ro\"], maxMemory: 1GiB, maxProcesses: 64}}}", nil},
+		{"sandbox none", "upstreams: {servers: {a: {command: x, sandbox: none}}}", nil},
+		{"unknown sandbox", "upstreams: {servers: {a: {command: x, sandbox: strict}}}", []string{`servers["a"].sandbox`, `unknown sandbox "strict"`, "default", "none"}},
+		{"relative path", "upstreams: {servers: {a: {command: x, paths: [data]}}}", []string{`servers["a"].paths[0]`, "absolute path", ":ro"}},
+		{"root path", "upstreams: {servers: {a: {command: x, paths: [\"/:ro\"]}}}", []string{`servers["a"].paths[0]`, "other than /"}},
+		{"settings with sandbox none", "upstreams: {servers: {a: {command: x, sandbox: none, allowNetwork: true}}}", []string{`servers["a"].allowNetwork`, "no effect with sandbox: none"}},
+		{"sandbox on http", "upstreams: {servers: {a: {url: \"http://h/\", sandbox: none, paths: [/x]}}}", []string{`servers["a"].sandbox`, `servers["a"].paths`, "only applies to stdio"}},
+		{"negative caps", "upstreams: {servers: {a: {command: x, maxProcesses: -1}}}", []string{`servers["a"].maxProcesses`, "negative"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -155,12 +155,12 @@ func TestSearchUpstreams(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var res struct {
-		Tools []struct{ Name, AppID, Source string }
+		Tools []struct{ Name, AppID, Source, SandboxProfile string }
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(res.Tools) != 1 || res.Tools[0].Name != "beta.beta_echo" || res.Tools[0].AppID != "beta" || res.Tools[0].Source != "upstream" {
+	if len(res.Tools) != 1 || res.Tools[0].Name != "beta.beta_echo" || res.Tools[0].AppID != "beta" || res.Tools[0].Source != "upstream" || res.Tools[0].SandboxProfile != "default" {
 		t.Errorf("search --app beta = %+v", res.Tools)
 	}
 }
