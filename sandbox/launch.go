@@ -167,8 +167,12 @@ func (p Profile) Command(name string, args, env []string) (*exec.Cmd, error) {
 }
 
 // launcherArg is argv[1] of the launcher: the binary re-executed to
-// confine itself and start the program named after its profile.
-const launcherArg = "-codecall-sandbox-launch"
+// confine itself and start the program named after its profile. It must
+// not start with "-codecall-sandbox-": in cgo builds a C constructor
+// confines every process whose argv[1] does, before Go starts, as a plan's
+// worker (preconfine_linux.c), which would leave the launcher no file
+// system to build a view from.
+const launcherArg = "-codecall-launch-confined"
 
 // inView reports whether path, its symbolic links resolved, lies inside
 // one of the view's paths.

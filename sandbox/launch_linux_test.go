@@ -163,3 +163,12 @@ func TestLaunchRefusesOutsideView(t *testing.T) {
 		})
 	}
 }
+
+// The launcher's marker must not be taken for a plan worker's by the cgo
+// pre-confinement, which confines any process whose first argument starts
+// with the worker prefix before the Go runtime starts.
+func TestLauncherMarkerIsNotAWorkers(t *testing.T) {
+	if strings.HasPrefix(launcherArg, "-codecall-sandbox-") || strings.HasPrefix(launcherArg, workerArg) {
+		t.Fatalf("launcherArg %q starts with the worker prefix", launcherArg)
+	}
+}
