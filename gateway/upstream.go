@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,6 +74,9 @@ type upstream struct {
 	caps mcp.ServerCapabilities // what the running upstream offers; u.mu
 
 	syncMu    sync.Mutex          // serialises list updates
+	refreshMu sync.Mutex          // serialises re-listings after tools/list_changed
+	listed    []mcp.Tool          // the upstream's last tools/list, kept by the globs
+	held      map[string]bool     // upstream tool names held back by the pins -> new (not changed)
 	tools     map[string]mcp.Tool // gateway name -> tool as registered
 	prompts   map[string]string   // gateway name -> upstream prompt name
 	resources map[string]bool     // resource URIs registered
@@ -126,8 +130,14 @@ func (u *upstream) status() Status {
 	defer u.mu.Unlock()
 	u.syncMu.Lock()
 	n := len(u.tools)
+	var held []string
+	for name := range u.held {
+		held = append(held, name)
+	}
 	u.syncMu.Unlock()
-	return Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures, Sandbox: u.cfg.SandboxProfile()}
+	sort.Strings(held)
+	return Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures,
+		Sandbox: u.cfg.SandboxProfile(), Quarantined: held}
 }
 
 // connect starts the upstream unless it is running; concurrent callers
@@ -725,6 +735,11 @@ func (u *upstream) refresh(gen uint64) {
 	if !ok {
 		return
 	}
+	// One re-listing at a time, so that an older listing is never applied
+	// after a newer one (the pins would see a definition change back and
+	// forth).
+	u.refreshMu.Lock()
+	defer u.refreshMu.Unlock()
 	ctx, cancel := context.WithTimeout(u.g.ctx, u.g.opts.startTimeout)
 	defer cancel()
 	res, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
@@ -743,9 +758,11 @@ func (u *upstream) setTools(tools []mcp.Tool) {
 	if u.g.ctx.Err() != nil {
 		return
 	}
+	listed := u.keptTools(tools)
+	u.listed = listed
 	want := map[string]mcp.Tool{}
 	orig := map[string]string{}
-	for _, t := range u.keptTools(tools) {
+	for _, t := range u.pinned(listed) {
 		gt := u.expose(t)
 		want[gt.Name] = gt
 		orig[gt.Name] = t.Name
@@ -770,6 +787,55 @@ func (u *upstream) setTools(tools []mcp.Tool) {
 	for _, st := range kept {
 		u.tools[st.Tool.Name] = st.Tool
 	}
+}
+
+// recheck applies the pinned definitions again to the last listing (after
+// an operator accepted some, on reload).
+func (u *upstream) recheck() {
+	u.syncMu.Lock()
+	listed := u.listed
+	u.syncMu.Unlock()
+	if u.g.pins != nil && listed != nil {
+		u.setTools(listed)
+	}
+}
+
+// pinned returns the tools the pinned definitions let through, and holds
+// back the others: logged, and reported through WithQuarantine, once per
+// hold. When the pins cannot be read or written it holds back every tool:
+// a gateway that cannot tell a changed definition from a known one does
+// not serve it. u.syncMu held.
+func (u *upstream) pinned(tools []mcp.Tool) []mcp.Tool {
+	if u.g.pins == nil {
+		return tools
+	}
+	held, err := u.g.pins.check(u.id, tools)
+	if err != nil {
+		u.g.log.Error("gateway: cannot check the pinned tool definitions; the upstream's tools are held back", "upstream", u.id,
+			"error", err, "fix", "make upstreams.stateDir writable, or set upstreams.pinDefinitions: false")
+		held = map[string]bool{}
+		for _, t := range tools {
+			held[t.Name] = false
+		}
+	}
+	var out []mcp.Tool
+	for _, t := range tools {
+		isNew, ok := held[t.Name]
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		if _, already := u.held[t.Name]; already || err != nil {
+			continue
+		}
+		q := Quarantine{Upstream: u.id, Tool: t.Name, Name: u.exposedName(t.Name), New: isNew, Reason: quarantineText(u.id, t.Name, isNew)}
+		u.g.log.Warn("gateway: tool held back", "upstream", u.id, "tool", t.Name, "reason", q.Reason)
+		if f := u.g.opts.quarantined; f != nil {
+			f(q)
+		}
+	}
+	u.held = held
+	return out
 }
 
 func sameTool(a, b mcp.Tool) bool {

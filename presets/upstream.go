@@ -30,6 +30,19 @@ type UpstreamsConfig struct {
 	// initialize handshake and the first tools/list (default 60s: npx may
 	// download the server first).
 	StartTimeout time.Duration `koanf:"startTimeout" json:"startTimeout,omitempty"`
+	// PinDefinitions records each upstream tool's definition (name,
+	// description, schemas, annotations) the first time it is seen, in
+	// StateDir, and holds back a tool whose definition changes later
+	// until an operator accepts it (codecall upstreams accept). Default
+	// true; false serves every definition as it comes.
+	PinDefinitions *bool `koanf:"pinDefinitions" json:"pinDefinitions,omitempty"`
+	// NewTools is what happens to a tool that appears on an upstream seen
+	// before: "accept" (default) pins and serves it, "quarantine" holds it
+	// back like a changed one.
+	NewTools string `koanf:"newTools" json:"newTools,omitempty"`
+	// StateDir holds the pinned definitions (default
+	// $XDG_STATE_HOME/codecall, else ~/.local/state/codecall).
+	StateDir string `koanf:"stateDir" json:"stateDir,omitempty"`
 	// Servers are the upstream servers keyed by server id.
 	Servers map[string]Upstream `koanf:"servers" json:"servers,omitempty"`
 }
@@ -164,6 +177,16 @@ const (
 	UpstreamSSE   = "sse"
 )
 
+// The values of UpstreamsConfig.NewTools.
+const (
+	NewToolsAccept     = "accept"
+	NewToolsQuarantine = "quarantine"
+)
+
+// Pinning reports whether tool definitions are pinned (PinDefinitions
+// unset means yes).
+func (c UpstreamsConfig) Pinning() bool { return c.PinDefinitions == nil || *c.PinDefinitions }
+
 // The upstream start modes.
 const (
 	StartEager = "eager"
@@ -217,6 +240,12 @@ func (c UpstreamsConfig) issues(p keyPath) []issue {
 	}
 	if c.Start != "" && c.Start != StartEager && c.Start != StartLazy {
 		add(p.field("start"), "unknown start mode %q; allowed: %s, %s", c.Start, StartEager, StartLazy)
+	}
+	if c.NewTools != "" && c.NewTools != NewToolsAccept && c.NewTools != NewToolsQuarantine {
+		add(p.field("newTools"), "unknown rule %q; allowed: %s (pin and serve a new tool of a known upstream), %s (hold it back until accepted)", c.NewTools, NewToolsAccept, NewToolsQuarantine)
+	}
+	if c.StateDir != "" && !strings.HasPrefix(c.StateDir, "/") {
+		add(p.field("stateDir"), "%q must be an absolute path", c.StateDir)
 	}
 	if c.StartTimeout < 0 {
 		add(p.field("startTimeout"), "must not be negative, got %v", c.StartTimeout)

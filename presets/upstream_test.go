@@ -32,6 +32,9 @@ func TestUpstreamsValidation(t *testing.T) {
 		{"root path", "upstreams: {servers: {a: {command: x, paths: [\"/:ro\"]}}}", []string{`servers["a"].paths[0]`, "other than /"}},
 		{"settings with sandbox none", "upstreams: {servers: {a: {command: x, sandbox: none, allowNetwork: true}}}", []string{`servers["a"].allowNetwork`, "no effect with sandbox: none"}},
 		{"sandbox on http", "upstreams: {servers: {a: {url: \"http://h/\", sandbox: none, paths: [/x]}}}", []string{`servers["a"].sandbox`, `servers["a"].paths`, "only applies to stdio"}},
+		{"pinning settings", "upstreams: {pinDefinitions: false, newTools: quarantine, stateDir: /var/lib/codecall}", nil},
+		{"unknown newTools", "upstreams: {newTools: ask}", []string{"upstreams.newTools", `unknown rule "ask"`, "accept", "quarantine"}},
+		{"relative stateDir", "upstreams: {stateDir: state}", []string{"upstreams.stateDir", "absolute"}},
 		{"negative caps", "upstreams: {servers: {a: {command: x, maxProcesses: -1}}}", []string{`servers["a"].maxProcesses`, "negative"}},
 	}
 	for _, tt := range tests {
