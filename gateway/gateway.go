@@ -388,6 +388,10 @@ type Status struct {
 	// definition changed since it was pinned, or a new tool under
 	// upstreams.newTools quarantine.
 	Quarantined []string `json:"quarantined,omitempty"`
+	// DownSince is when a failed upstream went down (zero unless
+	// failed); RetryAt is when it is tried again.
+	DownSince time.Time `json:"downSince,omitzero"`
+	RetryAt   time.Time `json:"retryAt,omitzero"`
 }
 
 // Status reports every enabled upstream, sorted by id.

@@ -66,6 +66,8 @@ type upstream struct {
 	err        string // why it last failed, redacted
 	failures   int
 	upSince    time.Time
+	downSince  time.Time // when it went down; zero while ready
+	retryAt    time.Time // when the scheduled restart runs
 	connecting chan struct{}
 	retry      *time.Timer
 	pipe       *stderrPipe // the current child's stderr, stdio only
@@ -136,8 +138,12 @@ func (u *upstream) status() Status {
 	}
 	u.syncMu.Unlock()
 	sort.Strings(held)
-	return Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures,
+	st := Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures,
 		Sandbox: u.cfg.SandboxProfile(), Quarantined: held}
+	if u.state == stateFailed {
+		st.DownSince, st.RetryAt = u.downSince, u.retryAt
+	}
+	return st
 }
 
 // connect starts the upstream unless it is running; concurrent callers
@@ -221,6 +227,7 @@ func (u *upstream) connect(ctx context.Context) error {
 	u.state = stateReady
 	u.err = ""
 	u.upSince = time.Now()
+	u.downSince, u.retryAt = time.Time{}, time.Time{}
 	u.mu.Unlock()
 	u.g.log.Info("gateway: upstream ready", "upstream", u.id, "transport", u.cfg.Transport(),
 		"tools", len(lst.tools), "prompts", len(lst.prompts), "resources", len(lst.resources), "resourceTemplates", len(lst.templates))
@@ -249,6 +256,9 @@ func (u *upstream) fail(msg string) {
 		u.failures = 0
 	}
 	u.upSince = time.Time{}
+	if u.downSince.IsZero() {
+		u.downSince = time.Now()
+	}
 	u.failures++
 	u.state = stateFailed
 	u.err = msg
@@ -260,6 +270,7 @@ func (u *upstream) fail(msg string) {
 	if u.retry != nil {
 		u.retry.Stop()
 	}
+	u.retryAt = time.Now().Add(delay)
 	u.retry = time.AfterFunc(delay, func() {
 		u.g.spawn(func() { _ = u.connect(u.g.ctx) })
 	})

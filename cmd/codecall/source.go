@@ -159,7 +159,7 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		opts = append(opts, middleware.WithSurfaces(s.surfaces...))
 	}
 	if b.gw != nil {
-		opts = append(opts, middleware.WithServers(b.gw))
+		opts = append(opts, middleware.WithServers(gatewayServers{b.gw}))
 	}
 	if s.tracer != nil {
 		opts = append(opts, middleware.WithTracerProvider(s.tracer))

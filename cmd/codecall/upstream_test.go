@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -216,5 +217,49 @@ func TestUpstreamsQuarantineAndAccept(t *testing.T) {
 	code, _, errOut = runCLI(t, "upstreams", "accept", "--state-dir", state, "nobody")
 	if code != 1 || !strings.Contains(errOut, `no upstream or tool "nobody"`) {
 		t.Errorf("accept of an unknown target: exit %d: %s", code, errOut)
+	}
+}
+
+// An upstream that is down is named in search's warnings, with why, since
+// when and when it is retried, instead of its tools silently missing; the
+// tools of a running upstream are not flagged.
+func TestSearchSaysWhichUpstreamIsDown(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh on PATH to stand for a broken upstream")
+	}
+	var servers map[string]map[string]any
+	if err := json.Unmarshal([]byte(serversJSON(t, "alpha")), &servers); err != nil {
+		t.Fatal(err)
+	}
+	servers["mcpServers"]["broken"] = map[string]any{"command": sh, "args": []string{"-c", "echo the server is broken >&2; exit 3"}}
+	b, _ := json.Marshal(servers)
+	code, out, errOut := runCLI(t, "search", "--upstreams", writeFile(t, "servers.json", string(b)), "--json", "echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Tools []struct {
+			Name        string
+			Unavailable bool
+		}
+		Warnings []struct{ Type, Message string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	var msg string
+	for _, w := range res.Warnings {
+		if w.Type == "upstream_unavailable" {
+			msg = w.Message
+		}
+	}
+	for _, want := range []string{`upstream "broken" is not running since `, "the server is broken", "it is retried at ", "UNAVAILABLE"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the upstream_unavailable warning %q lacks %q; output %s", msg, want, out)
+		}
+	}
+	if len(res.Tools) == 0 || res.Tools[0].Name != "alpha.alpha_echo" || res.Tools[0].Unavailable {
+		t.Errorf("the running upstream's tool: %+v", res.Tools)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codecall-go/codecall/gateway"
+	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/policy/audit"
 	"github.com/codecall-go/codecall/presets"
@@ -92,4 +93,19 @@ func auditQuarantine(cc func() *middleware.CodeCall) func(gateway.Quarantine) {
 		st.Audit.Log(ctx, audit.Event{Type: audit.UpstreamQuarantine, Tool: q.Name, AppID: q.Upstream, Reason: q.Reason,
 			ErrorCode: "QUARANTINED"})
 	}
+}
+
+// gatewayServers is the gateway as codemode.run's servers and as the
+// source of which upstreams are down, for search and describe to say so.
+type gatewayServers struct{ *gateway.Gateway }
+
+// Unavailable lists the upstreams that failed and wait for their restart.
+func (g gatewayServers) Unavailable() []meta.UnavailableServer {
+	var out []meta.UnavailableServer
+	for _, st := range g.Status() {
+		if st.State == "failed" {
+			out = append(out, meta.UnavailableServer{ID: st.ID, Reason: st.Error, Since: st.DownSince, RetryAt: st.RetryAt})
+		}
+	}
+	return out
 }
