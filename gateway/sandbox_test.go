@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/codecall-go/codecall/presets"
@@ -212,6 +215,28 @@ func TestParseServersSandboxKeys(t *testing.T) {
 			if got.Sandbox != tc.want.Sandbox || got.AllowNetwork != tc.want.AllowNetwork || strings.Join(got.Paths, ",") != strings.Join(tc.want.Paths, ",") ||
 				got.MaxMemory != tc.want.MaxMemory || got.MaxProcesses != tc.want.MaxProcesses {
 				t.Errorf("got %+v, want the sandbox keys of %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSandboxStartHint(t *testing.T) {
+	tests := []struct {
+		name    string
+		profile string
+		err     error
+		want    bool
+	}{
+		{"namespaces refused", presets.SandboxDefault, fmt.Errorf("failed to start command: fork/exec /proc/self/exe: %w", syscall.EPERM), true},
+		{"namespace limit reached", presets.SandboxDefaultNetwork, fmt.Errorf("fork/exec: %w", syscall.ENOSPC), true},
+		{"unconfined server", presets.SandboxNone, fmt.Errorf("fork/exec: %w", syscall.EPERM), false},
+		{"another error", presets.SandboxDefault, errors.New("exec: no such file"), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := sandboxStartHint(tc.profile, tc.err)
+			if (got != "") != tc.want || (tc.want && !strings.Contains(got, "sandbox: none")) {
+				t.Errorf("hint %q; want one: %v", got, tc.want)
 			}
 		})
 	}

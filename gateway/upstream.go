@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -363,7 +364,7 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 			stderr.closeWriter()
 			_ = stderr.r.Close()
 		}
-		return nil, listing{}, fmt.Errorf("cannot start: %w", err)
+		return nil, listing{}, fmt.Errorf("cannot start: %w%s", err, sandboxStartHint(u.cfg.SandboxProfile(), err))
 	}
 	if stderr != nil {
 		stderr.closeWriter()
@@ -528,6 +529,20 @@ func CheckSandbox(u presets.Upstream, path string) ([]sandbox.ViewPath, error) {
 		return nil, err
 	}
 	return prof.View(), nil
+}
+
+// sandboxStartHint says why a sandboxed upstream's launcher may have been
+// refused at its very start: the host does not let this user create the
+// namespaces the sandbox needs. "" for other errors and profiles.
+func sandboxStartHint(profile string, err error) string {
+	if profile != presets.SandboxDefault && profile != presets.SandboxDefaultNetwork {
+		return ""
+	}
+	if !errors.Is(err, os.ErrPermission) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EINVAL) {
+		return ""
+	}
+	return " (the sandbox needs user, pid and mount namespaces, which this host refuses to this user: see kernel.unprivileged_userns_clone, " +
+		"AppArmor's restrict_unprivileged_userns, user.max_user_namespaces or the container's seccomp profile; or set sandbox: none to run the server unconfined)"
 }
 
 // sandboxNote is added to why a sandboxed upstream failed to start: what
