@@ -115,7 +115,9 @@ func TestGatewayChainStopsAtMaxDepth(t *testing.T) {
 			// A sandboxed server cannot make namespaces of its own, which a
 			// gateway needs to confine its upstreams: the chain runs
 			// unconfined.
-			"env": map[string]string{cliVar: "1", chainVar: chain}, "sandbox": "none"}}
+			// XDG_STATE_HOME keeps the nested gateways' pins in the test's
+			// state directory (TestMain), not the user's.
+			"env": map[string]string{cliVar: "1", chainVar: chain}, "envAllowlist": []string{"XDG_STATE_HOME"}, "sandbox": "none"}}
 	}
 	writeServers(t, a, entry(b))
 	writeServers(t, b, entry(a))
