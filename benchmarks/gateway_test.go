@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func upstreamEntry(b *testing.B) presets.Upstream {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return presets.Upstream{Command: exe, Env: map[string]string{upstreamVar: "1"}}
+	return presets.Upstream{Command: exe, Env: map[string]string{upstreamVar: "1"}, Paths: []string{filepath.Dir(exe) + ":ro"}}
 }
 
 // gatewayFor puts CodeCall in front of the upstreams with their tools

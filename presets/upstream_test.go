@@ -33,6 +33,17 @@ func TestUpstreamsValidation(t *testing.T) {
 		{"openapi negative timeout", "upstreams: {servers: {a: {openapi: x.yaml, operations: {op: {timeout: -1s}}}}}", []string{`operations["op"].timeout`}},
 		{"openapi bad size", "upstreams: {servers: {a: {openapi: x.yaml, maxResponseBytes: lots}}}", []string{"maxResponseBytes"}},
 		{"openapi ftp", "upstreams: {servers: {a: {openapi: \"ftp://h/x.yaml\"}}}", []string{"http:// or https://"}},
+		{"sandbox settings", "upstreams: {servers: {a: {command: x, sandbox: default, allowNetwork: true, paths: [/srv/data, \"~/.config/x:ro\"], maxMemory: 1GiB, maxProcesses: 64}}}", nil},
+		{"sandbox none", "upstreams: {servers: {a: {command: x, sandbox: none}}}", nil},
+		{"unknown sandbox", "upstreams: {servers: {a: {command: x, sandbox: strict}}}", []string{`servers["a"].sandbox`, `unknown sandbox "strict"`, "default", "none"}},
+		{"relative path", "upstreams: {servers: {a: {command: x, paths: [data]}}}", []string{`servers["a"].paths[0]`, "absolute path", ":ro"}},
+		{"root path", "upstreams: {servers: {a: {command: x, paths: [\"/:ro\"]}}}", []string{`servers["a"].paths[0]`, "other than /"}},
+		{"settings with sandbox none", "upstreams: {servers: {a: {command: x, sandbox: none, allowNetwork: true}}}", []string{`servers["a"].allowNetwork`, "no effect with sandbox: none"}},
+		{"sandbox on http", "upstreams: {servers: {a: {url: \"http://h/\", sandbox: none, paths: [/x]}}}", []string{`servers["a"].sandbox`, `servers["a"].paths`, "only applies to stdio"}},
+		{"pinning settings", "upstreams: {pinDefinitions: false, newTools: quarantine, stateDir: /var/lib/codecall}", nil},
+		{"unknown newTools", "upstreams: {newTools: ask}", []string{"upstreams.newTools", `unknown rule "ask"`, "accept", "quarantine"}},
+		{"relative stateDir", "upstreams: {stateDir: state}", []string{"upstreams.stateDir", "absolute"}},
+		{"negative caps", "upstreams: {servers: {a: {command: x, maxProcesses: -1}}}", []string{`servers["a"].maxProcesses`, "negative"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -186,10 +186,22 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 			continue
 		}
 		if u.Transport() == presets.UpstreamStdio {
-			if path, err := lookCommand(u); err != nil {
+			path, err := lookCommand(u)
+			if err != nil {
 				r.problem(id, "command %q cannot be started: %v", u.Command, err)
 			} else {
-				r.line("%s: stdio, command %s", id, path)
+				r.line("%s: stdio, command %s, sandbox %s", id, path, u.SandboxProfile())
+			}
+			switch {
+			case err != nil:
+			case u.SandboxProfile() == presets.SandboxNone:
+				r.warning("%s: sandbox: none runs the server with CodeCall's own rights: every file and the network CodeCall can reach", id)
+			default:
+				if view, err := gateway.CheckSandbox(u, os.Getenv("PATH")); err != nil {
+					r.problem(id, "%v", err)
+				} else {
+					r.line("%s: sees %s", id, describeView(view, u.AllowNetwork))
+				}
 			}
 		} else if u.Transport() == presets.UpstreamOpenAPI {
 			// Reading the document is local for a file; a URL is fetched,
@@ -203,7 +215,7 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 				}
 			}
 		} else {
-			r.line("%s: %s, %s", id, u.Transport(), u.URL)
+			r.line("%s: %s, %s, sandbox %s", id, u.Transport(), u.URL, u.SandboxProfile())
 		}
 		var missing []string
 		for _, v := range u.Env {
@@ -222,6 +234,32 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 		}
 	}
 	return r
+}
+
+// describeView says in one line what a sandboxed upstream can reach: the
+// writable paths, the read-only paths that are not the runtime's, and the
+// network.
+func describeView(view []sandbox.ViewPath, network bool) string {
+	var rw, ro []string
+	for _, v := range view {
+		switch {
+		case v.Write:
+			rw = append(rw, v.Path)
+		case !strings.HasPrefix(v.Path, "/usr") && !strings.HasPrefix(v.Path, "/etc/") && !slices.Contains([]string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store"}, v.Path):
+			ro = append(ro, v.Path)
+		}
+	}
+	none := func(l []string) string {
+		if len(l) == 0 {
+			return "none"
+		}
+		return strings.Join(l, ", ")
+	}
+	net := "network off"
+	if network {
+		net = "the host's network"
+	}
+	return fmt.Sprintf("the runtime directories read-only, read-write: %s, read-only: %s, %s", none(rw), none(ro), net)
 }
 
 // lookCommand finds an upstream's command as the gateway would start it:

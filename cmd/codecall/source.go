@@ -144,6 +144,13 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		if s.progress != nil {
 			gwOpts = append(gwOpts, gateway.WithProgress(s.progress))
 		}
+		if upCfg.Pinning() {
+			dir, err := stateDirOf(upCfg)
+			if err != nil {
+				return nil, fmt.Errorf("pinned tool definitions (upstreams.pinDefinitions): %w", err)
+			}
+			gwOpts = append(gwOpts, gateway.WithStateDir(dir), gateway.WithQuarantine(auditQuarantine(func() *middleware.CodeCall { return b.cc })))
+		}
 		b.gw, err = gateway.New(servers, gwOpts...)
 		if err != nil {
 			return nil, err
@@ -163,7 +170,7 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		opts = append(opts, middleware.WithSurfaces(s.surfaces...))
 	}
 	if b.gw != nil {
-		opts = append(opts, middleware.WithServers(b.gw))
+		opts = append(opts, middleware.WithServers(gatewayServers{b.gw}))
 	}
 	if s.tracer != nil {
 		opts = append(opts, middleware.WithTracerProvider(s.tracer))
