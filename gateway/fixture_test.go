@@ -25,7 +25,17 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fixtureVar); mode != "" {
 		os.Exit(runFixture(mode))
 	}
-	os.Exit(m.Run())
+	// A gateway a test starts without a state directory of its own pins
+	// tool definitions here, never in the user's state directory.
+	state, err := os.MkdirTemp("", "codecall-gateway-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 // runFixture is a small upstream server. Modes: "ok"; "crash-on-start"
