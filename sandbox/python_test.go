@@ -1,0 +1,83 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/toolerr"
+	"github.com/codecall-go/codecall/vm"
+)
+
+// findTestPython finds python3 (3.11+) or skips the test, saying why.
+func findTestPython(t testing.TB) *Python {
+	t.Helper()
+	py, err := FindPython(context.Background(), "")
+	if err != nil {
+		t.Skipf("Python plans need python3 3.11 or later, and none is usable here: %v", err)
+	}
+	return py
+}
+
+// newPythonPool starts a pool of Python workers under l, or skips.
+func newPythonPool(t testing.TB, l presets.Limits, opts ...Option) *Pool {
+	t.Helper()
+	py := findTestPython(t)
+	return newTestPool(t, append([]Option{WithPython(py), WithLimits(l), WithSize(1)}, opts...)...)
+}
+
+// pythonHost answers a Python plan's calls and discovery: two apps, crm
+// and billing, and a tool that fails.
+func pythonHost() *mcptest.Host {
+	h := newTestHost()
+	call := h.Call
+	h.Call = func(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
+		switch name {
+		case "crm.find_contacts":
+			return json.RawMessage(`[{"name":"Ada","vip":true},{"name":"Bob","vip":false}]`), nil
+		case "billing.invoices":
+			return json.RawMessage(`{"open":2}`), nil
+		case "crm.denied":
+			return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: name, Message: "policy says no", Hint: "ask an operator"}
+		}
+		return call(ctx, name, input)
+	}
+	h.Discovery = func(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
+		switch op {
+		case vm.DiscoverCatalog:
+			return json.RawMessage(`[{"name":"crm.find_contacts","appId":"crm","description":"Find contacts."},` +
+				`{"name":"crm.denied","appId":"crm","description":"Denied."},{"name":"billing.invoices","appId":"billing","description":"Invoices."}]`), nil
+		case vm.DiscoverSearch:
+			return json.RawMessage(`[{"name":"crm.find_contacts","score":1}]`), nil
+		}
+		return nil, &toolerr.Error{Code: toolerr.Validation, Message: "unknown op " + op}
+	}
+	return h
+}
+
+func runPython(t testing.TB, p *Pool, h vm.Host, l presets.Limits, src string) *vm.Result {
+	t.Helper()
+	return p.RunPython(context.Background(), src, h, vm.Options{RunID: "py", Limits: l, Context: json.RawMessage(`{"user":"ada"}`)})
+}
+
+func TestPythonPlanSmoke(t *testing.T) {
+	l := limits(t)
+	p := newPythonPool(t, l)
+	res := runPython(t, p, pythonHost(), l, `
+import asyncio
+print("hello", codecall_context["user"])
+contacts, inv = await asyncio.gather(mcp_crm.find_contacts(query="a"), call_tool("billing.invoices", {}))
+result = {"vip": [c["name"] for c in contacts if c["vip"]], "open": inv["open"]}
+`)
+	b, _ := json.Marshal(res)
+	if res.Status != vm.StatusOK || string(res.Result) != `{"vip":["Ada"],"open":2}` {
+		t.Fatalf("got %s", b)
+	}
+	if len(res.Logs) != 1 || !strings.Contains(res.Logs[0].Message, "hello ada") {
+		t.Fatalf("logs %s", b)
+	}
+	t.Logf("%s conf %+v", b, p.Confinement())
+}
