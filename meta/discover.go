@@ -25,6 +25,8 @@ func (p *planHost) Discover(ctx context.Context, op string, args json.RawMessage
 		return t, err == nil
 	}
 	switch op {
+	case vm.DiscoverCatalog:
+		return p.discoverCatalog(ctx)
 	case vm.DiscoverSearch:
 		var in struct {
 			Query  string   `json:"query"`
