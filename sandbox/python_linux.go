@@ -63,8 +63,25 @@ func execPython(args []string) error {
 	if _, _, e := unix.Syscall(unix.SYS_CLOSE_RANGE, 3, ^uintptr(0), unix.CLOSE_RANGE_CLOEXEC); e != 0 {
 		return fmt.Errorf("marking descriptors close-on-exec: %w", e)
 	}
-	err = unix.Exec(py.Executable, argv, []string{})
-	return fmt.Errorf("executing %s: %w", py.Executable, err)
+	// Everything execve needs is made before the address-space cap, and
+	// nothing is allocated between the two.
+	path, err := unix.BytePtrFromString(py.Executable)
+	if err != nil {
+		return err
+	}
+	argvp, err := syscall.SlicePtrFromStrings(argv)
+	if err != nil {
+		return err
+	}
+	envp := []*byte{nil}
+	if wl.addressSpace > 0 {
+		as := unix.Rlimit{Cur: uint64(wl.addressSpace), Max: uint64(wl.addressSpace)}
+		if _, _, e := unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, uintptr(unsafe.Pointer(&as)), 0, 0, 0); e != 0 {
+			return fmt.Errorf("setting the address-space limit: %w", e)
+		}
+	}
+	_, _, e := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])))
+	return fmt.Errorf("executing %s: %w", py.Executable, e)
 }
 
 // confinePython applies the Python worker's sandbox to the calling thread
@@ -110,13 +127,10 @@ func confinePython(lim workerLimits, py *Python) (Confinement, error) {
 		{unix.RLIMIT_MEMLOCK, 0, 0},
 		{unix.RLIMIT_MSGQUEUE, 0, 0},
 	}
-	if lim.addressSpace > 0 {
-		rl = append(rl, struct {
-			res      int
-			cur, max int64
-		}{unix.RLIMIT_AS, lim.addressSpace, lim.addressSpace})
-		c.AddressSpaceBytes = lim.addressSpace
-	}
+	// RLIMIT_AS comes last, just before execve (execPython): the Go
+	// runtime of this binary reserves more address space than Python's
+	// cap, and may not allocate under it.
+	c.AddressSpaceBytes = lim.addressSpace
 	if lim.cpuSeconds > 0 {
 		// The bootstrap turns SIGXCPU into exit status exitCPUTime, as the
 		// Go worker does; the hard limit kills a plan stuck in C code.

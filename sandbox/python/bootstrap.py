@@ -402,9 +402,16 @@ _PROXY_NAMES = re.compile(r"\bmcp_\w+|\bdiscovered_servers\b")
 def _location(tb):
     """The line and column in the plan of the innermost frame in it."""
     loc = None
-    for frame, lineno in traceback.walk_tb(tb):
-        if frame.f_code.co_filename == "<plan>":
-            loc = {"line": lineno, "column": 1}
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == "<plan>":
+            col = None
+            try:
+                col = list(code.co_positions())[tb.tb_lasti // 2][2]
+            except Exception:
+                pass
+            loc = {"line": tb.tb_lineno, "column": (col or 0) + 1}
+        tb = tb.tb_next
     return loc
 
 
