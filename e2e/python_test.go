@@ -13,8 +13,14 @@ import (
 // requirePython skips a test where no python3 3.11+ runs Python plans.
 func requirePython(t *testing.T) {
 	t.Helper()
+	if os.Getenv("CODECALLTEST_PYTHON") == "0" {
+		t.Skip("CODECALLTEST_PYTHON=0: Python end-to-end tests skipped")
+	}
 	out, err := exec.Command("python3", "-I", "-S", "-c", "import sys; print(sys.version_info >= (3, 11))").Output()
 	if err != nil || strings.TrimSpace(string(out)) != "True" {
+		if os.Getenv("CODECALLTEST_PYTHON") == "1" {
+			t.Fatalf("CODECALLTEST_PYTHON=1 and no python3 3.11+: %v %q", err, out)
+		}
 		t.Skipf("Python plans need python3 3.11 or later on PATH (%v, %q): Python end-to-end tests skipped", err, out)
 	}
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -15,9 +16,16 @@ import (
 // findTestPython finds python3 (3.11+) or skips the test, saying why.
 func findTestPython(t testing.TB) *Python {
 	t.Helper()
+	switch os.Getenv("CODECALLTEST_PYTHON") {
+	case "0":
+		t.Skip("CODECALLTEST_PYTHON=0: Python plan tests skipped")
+	}
 	py, err := FindPython(context.Background(), "")
 	if err != nil {
-		t.Skipf("Python plans need python3 3.11 or later, and none is usable here: %v", err)
+		if os.Getenv("CODECALLTEST_PYTHON") == "1" {
+			t.Fatalf("CODECALLTEST_PYTHON=1 and no usable python3: %v", err)
+		}
+		t.Skipf("Python plans need python3 3.11 or later, and none is usable here (CODECALLTEST_PYTHON=1 makes this fail): %v", err)
 	}
 	return py
 }
