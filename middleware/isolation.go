@@ -28,6 +28,23 @@ type Isolation struct {
 	Confinement *sandbox.Confinement `json:"confinement,omitempty"`
 	// Pool are the worker pool's counters, when plans run in workers.
 	Pool *sandbox.Stats `json:"pool,omitempty"`
+	// Python says whether Python plans run, when vm.languages lists
+	// python.
+	Python *PythonIsolation `json:"python,omitempty"`
+}
+
+// PythonIsolation says whether and where Python plans run.
+type PythonIsolation struct {
+	// Interpreter is the CPython the Python workers run, and Version its
+	// version; empty when Python plans are off.
+	Interpreter string `json:"interpreter,omitempty"`
+	Version     string `json:"version,omitempty"`
+	// Off says why Python plans are refused, when they are.
+	Off string `json:"off,omitempty"`
+	// Confinement and Pool are the Python workers' confinement and their
+	// pool's counters.
+	Confinement *sandbox.Confinement `json:"confinement,omitempty"`
+	Pool        *sandbox.Stats       `json:"pool,omitempty"`
 }
 
 // poolKey is what a worker pool is built from: a change means a new pool.
@@ -163,6 +180,13 @@ func (iso *isolation) report() Isolation {
 		conf := iso.pool.Confinement()
 		st := iso.pool.Stats()
 		r.Effective, r.Confinement, r.Pool = presets.IsolationProcess, &conf, &st
+	}
+	switch {
+	case iso.pyPool != nil:
+		conf, st, py := iso.pyPool.Confinement(), iso.pyPool.Stats(), iso.pyPool.Python()
+		r.Python = &PythonIsolation{Interpreter: py.Executable, Version: py.Version, Confinement: &conf, Pool: &st}
+	case iso.pyOff != "":
+		r.Python = &PythonIsolation{Off: iso.pyOff}
 	}
 	return r
 }

@@ -510,7 +510,8 @@ def _outcome(run, e):
 def _serve():
     # Warm the interpreter's pages while the worker waits in the pool.
     compile("x = [i * 2 for i in range(3)]\nresult = {'n': len(x)}", "<prewarm>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    asyncio.new_event_loop().close()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     _send({"t": "ready", "confinement": _CONFINEMENT})
     first = _read_frame()
     if first.get("t") != "run" or not isinstance(first.get("run"), dict):
@@ -536,8 +537,6 @@ def _serve():
         _finish(run, "syntax_error", error={"message": f"the plan cannot be compiled: {e}"})
     g = {"__name__": "__main__", "__builtins__": builtins}
     g.update(_helpers(run))
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
     os.set_blocking(_IN, False)
     loop.add_reader(_IN, run.on_readable)
     main = loop.create_task(_main(run, code, g))
