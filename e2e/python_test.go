@@ -141,3 +141,56 @@ except ToolError as e:
 	}
 	wire.check(t, false)
 }
+
+// TestPythonPlansGateway runs a Python plan through codecall serve
+// --upstreams in front of the npm reference servers (filesystem, memory,
+// everything) with the Go SDK client: it discovers the upstreams, writes a
+// file and stores an entity, then reads both back at once with
+// asyncio.gather, approving each call as a person would.
+func TestPythonPlansGateway(t *testing.T) {
+	s := prepare(t)
+	requirePython(t)
+	serversFile, files := s.npmUpstreams(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), subtestTimeout)
+	defer cancel()
+	wire := &wireLog{}
+	cs := connectStdio(ctx, t, s.bin, wire, false, "serve", "--upstreams", serversFile, "--config", pythonConfig(t))
+	defer closeSession(t, cs)
+	const plan = `import asyncio
+servers = await list_servers()
+path = codecall_context["dir"] + "/python-note.txt"
+await mcp_filesystem.write_file(path=path, content="written by a Python plan")
+await mcp_memory.create_entities(entities=[{"name": "python-note", "entityType": "file", "observations": ["stored at " + path]}])
+file, graph = await asyncio.gather(
+    mcp_filesystem.read_text_file(path=path),
+    call_tool("memory.open_nodes", {"names": ["python-note"]}),
+)
+text = file if isinstance(file, str) else file["content"]
+entity = graph["entities"][0]
+result = {"servers": [s for s in servers if s in ("everything", "filesystem", "memory")], "text": text,
+          "entity": entity["name"], "sameFile": entity["observations"][0].endswith(path)}
+`
+	var res planResult
+	callMeta(ctx, t, cs, "codecall.execute", map[string]any{"language": "python", "script": plan, "context": map[string]any{"dir": files}}, &res)
+	if res.Status != "ok" {
+		t.Fatalf("the Python plan ended %s: %+v", res.Status, res.Error)
+	}
+	var got struct {
+		Servers      []string
+		Text, Entity string
+		SameFile     bool
+	}
+	if err := json.Unmarshal(res.Result, &got); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Servers, ",") != "everything,filesystem,memory" || got.Text != "written by a Python plan" || got.Entity != "python-note" || !got.SameFile {
+		t.Errorf("result %s", res.Result)
+	}
+	if b, err := os.ReadFile(filepath.Join(files, "python-note.txt")); err != nil || string(b) != "written by a Python plan" {
+		t.Errorf("the file the plan wrote: %q %v", b, err)
+	}
+	if len(res.ToolTrace) != 4 {
+		t.Errorf("toolTrace %+v, want 4 calls", res.ToolTrace)
+	}
+	wire.check(t, false)
+}
