@@ -11,7 +11,7 @@
 # bootstrap keeps the same budgets so that a plan that respects the API
 # meets them as a JavaScript plan does, with the same statuses.
 
-import sys, os, json, struct, signal, time, ast, io, re, builtins, logging, asyncio, inspect, traceback
+import sys, os, json, struct, signal, time, ast, io, re, builtins, logging, asyncio
 
 _CONFINEMENT = json.loads(sys.argv[1])
 sys.argv = ["<plan>"]
@@ -474,7 +474,7 @@ async def _main(run, code, g):
             g.setdefault("mcp_" + _alias(app), _Server(run, app, tools))
         g["mcp_servers"] = {app: g["mcp_" + _alias(app)] for app in servers}
     r = eval(code, g)
-    if inspect.iscoroutine(r):
+    if asyncio.iscoroutine(r):
         await r
 
 
