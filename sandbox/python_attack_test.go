@@ -18,6 +18,11 @@ func TestPythonAttacks(t *testing.T) {
 	l.Timeout = 1500 * time.Millisecond
 	l.MemoryBytes = 64 << 20
 	p := newPythonPool(t, l, WithSize(2), WithMaxWorkers(4))
+	// Memory bombs run under a long timeout, so that a loaded machine
+	// filling memory slowly still meets the memory cap first.
+	lSlow := l
+	lSlow.Timeout = 15 * time.Second
+	slow := newPythonPool(t, lSlow, WithSize(1))
 	py := p.Python()
 	stdlibFile := py.Dirs[0] + "/os.py"
 
@@ -136,6 +141,14 @@ os._exit(0)`, status(vm.StatusLimitExceeded, "claims tool calls the server did n
 os.write(1, b"\xff\xff\xff\xff" + b"x" * 64)`, status(vm.StatusLimitExceeded, `"limit":"worker"`)},
 		{"sys.exit", `import sys
 sys.exit(3)`, status(vm.StatusRuntimeError, "SystemExit")},
+		{"too many tool calls", `for i in range(200):
+    await call_tool("echo", {"i": i})`, status(vm.StatusLimitExceeded, `"limit":"maxToolCalls"`)},
+		{"more calls at once than maxConcurrency", `import asyncio
+rs = await asyncio.gather(*[call_tool("echo", {"i": i}) for i in range(40)])
+result = sum(r["i"] for r in rs)`, status(vm.StatusOK, `"result":780`)},
+		{"huge result", `result = ["x" * 1000] * 10000`, status(vm.StatusOK, `"truncated":true`, "result_truncated")},
+		{"result not JSON", `result = {1, 2}`, status(vm.StatusRuntimeError, "not JSON-serialisable")},
+		{"lone surrogate", `result = {"s": "\ud800", "e": "\u00e9"}`, status(vm.StatusOK, `"s":"?"`, `"e":"é"`)},
 		{"deep recursion", `def f(n):
     return f(n + 1)
 f(0)`, status(vm.StatusLimitExceeded, `"limit":"maxStackDepth"`)},
@@ -143,7 +156,11 @@ f(0)`, status(vm.StatusLimitExceeded, `"limit":"maxStackDepth"`)},
 	h := pythonHost()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := runPython(t, p, h, l, c.plan)
+			pool, lim := p, l
+			if c.name == "memory bomb" || c.name == "one huge allocation" {
+				pool, lim = slow, lSlow
+			}
+			res := runPython(t, pool, h, lim, c.plan)
 			c.check(t, res)
 			// The pool still serves.
 			ok := runPython(t, p, h, l, `result = await mcp_crm.find_contacts()`)

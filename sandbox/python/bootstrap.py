@@ -27,7 +27,8 @@ _INPUT_ECHO = 16 << 10
 
 
 def _send(msg):
-    b = json.dumps(msg, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass")
+    # A lone surrogate (valid in a Python str, not in UTF-8) becomes "?".
+    b = json.dumps(msg, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8", "replace")
     data = struct.pack(">I", len(b)) + b
     view = memoryview(data)
     while view:
@@ -423,7 +424,7 @@ def _export(run, value):
     """The result as JSON within maxResultBytes: a larger one becomes the
     {truncated, preview, bytes} marker, as in JavaScript."""
     try:
-        b = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8", "surrogatepass")
+        b = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8", "replace")
     except (TypeError, ValueError, RecursionError) as e:
         raise _Stop("runtime_error", {"source": "script", "name": "TypeError",
                                       "message": f"the value of `result` is not JSON-serialisable: {e}; "
