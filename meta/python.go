@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -108,11 +109,14 @@ func pythonDescription(st *State) string {
 	if tool != nil {
 		app = tool.AppID
 		short = strings.TrimPrefix(tool.Name, tool.AppID+".")
+		// One argument, the first by name, so the description is the
+		// same on every listing.
+		values := exampleValues(tool)
+		keys := slices.Sorted(maps.Keys(values))
 		input = ""
-		for k, v := range exampleValues(tool) {
-			b, _ := json.Marshal(v)
-			input = fmt.Sprintf("%s=%s", k, pyLiteral(string(b)))
-			break
+		if len(keys) > 0 {
+			b, _ := json.Marshal(values[keys[0]])
+			input = fmt.Sprintf("%s=%s", pyIdent(keys[0]), pyLiteral(string(b)))
 		}
 	}
 	return fmt.Sprintf("\nPython plans: set language: \"python\". The plan is Python 3 module code with top-level await; "+
