@@ -89,3 +89,28 @@ result = {"vip": [c["name"] for c in contacts if c["vip"]], "open": inv["open"]}
 	}
 	t.Logf("%s conf %+v", b, p.Confinement())
 }
+
+// TestPythonWorkerConfined: a Python worker reports the confinement the
+// Go side applied before it became Python, and the server finds it on
+// the interpreter's threads in /proc.
+func TestPythonWorkerConfined(t *testing.T) {
+	p := newPythonPool(t, limits(t))
+	c := p.Confinement()
+	if !c.PythonView || c.EmptyRoot || !c.NoNewPrivs || !c.Seccomp || !c.CapabilitiesDropped || c.CheckedThreads < 1 {
+		t.Fatalf("confinement %+v", c)
+	}
+	for _, ns := range []string{"user", "pid", "net", "mnt"} {
+		if !contains(c.Namespaces, ns) {
+			t.Errorf("no %s namespace of its own: %v", ns, c.Namespaces)
+		}
+	}
+	if landlockABI() > 0 && !c.Landlock {
+		t.Errorf("the kernel has Landlock (ABI %d) and the Python worker has no domain", landlockABI())
+	}
+	if c.AddressSpaceBytes != limits(t).MemoryBytes+pythonAddressReserve || c.OpenFiles != pythonOpenFiles {
+		t.Errorf("rlimits %+v", c)
+	}
+	if !strings.Contains(c.String(), "read-only view of the interpreter") {
+		t.Errorf("String: %s", c)
+	}
+}
