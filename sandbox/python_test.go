@@ -114,3 +114,48 @@ func TestPythonWorkerConfined(t *testing.T) {
 		t.Errorf("String: %s", c)
 	}
 }
+
+// TestPythonDiscoveryHelpers: the async discovery helpers and their
+// synchronous variants answer alike, also while calls are in flight.
+func TestPythonDiscoveryHelpers(t *testing.T) {
+	l := limits(t)
+	p := newPythonPool(t, l)
+	res := runPython(t, p, pythonHost(), l, `import asyncio
+pending = asyncio.ensure_future(asyncio.gather(call_tool("echo", {"a": 1}), call_tool("echo", {"b": 2})))
+await asyncio.sleep(0)
+sync = {"servers": list_servers_sync(), "tools": [t["alias"] for t in list_tools_sync("crm")], "discovered": list(discovered_servers()),
+        "meta": list_loaded_server_metadata(), "search": search_tool_docs_sync("contacts", limit=1)}
+echoed = await pending
+result = {"sync": sync, "async": {"servers": await list_servers(), "tools": [t["alias"] for t in await list_tools("crm")],
+          "server": await describe_server("billing"), "summary": await capability_summary(),
+          "search": await search_tool_docs("contacts", limit=1)}, "echoed": echoed}
+`)
+	b, _ := json.Marshal(res)
+	if res.Status != vm.StatusOK {
+		t.Fatalf("%s", b)
+	}
+	var got struct {
+		Sync struct {
+			Servers, Tools, Discovered []string
+			Meta                       []map[string]any
+			Search                     []map[string]any
+		}
+		Async struct {
+			Servers, Tools []string
+			Server         map[string]any
+			Summary        string
+			Search         []map[string]any
+		}
+		Echoed []map[string]int
+	}
+	if err := json.Unmarshal(res.Result, &got); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Sync.Servers, ",") != "billing,crm" || strings.Join(got.Async.Servers, ",") != "billing,crm" ||
+		strings.Join(got.Sync.Discovered, ",") != "billing,crm" || strings.Join(got.Sync.Tools, ",") != "find_contacts,denied" ||
+		strings.Join(got.Async.Tools, ",") != "find_contacts,denied" || len(got.Sync.Meta) != 2 || got.Async.Server["toolCount"] != 1.0 ||
+		!strings.Contains(got.Async.Summary, "2 servers, 3 tools") || len(got.Sync.Search) != 1 || len(got.Async.Search) != 1 ||
+		len(got.Echoed) != 2 || got.Echoed[1]["b"] != 2 {
+		t.Errorf("helpers: %s", res.Result)
+	}
+}

@@ -11,7 +11,7 @@
 # bootstrap keeps the same budgets so that a plan that respects the API
 # meets them as a JavaScript plan does, with the same statuses.
 
-import sys, os, json, struct, signal, time, ast, io, re, builtins, logging, asyncio
+import sys, os, json, struct, signal, time, ast, io, re, builtins, logging, asyncio, select
 
 _CONFINEMENT = json.loads(sys.argv[1])
 sys.argv = ["<plan>"]
@@ -202,6 +202,7 @@ class _Run:
         self.trace = []
         self.warnings = []
         self.catalog = None
+        self.sync_id, self.sync_reply = None, None
         self.logs = _Logs(self.max_log, self.start, self.warn)
         self.clock = _Clock(self.timeout)
         self.buf = bytearray()
@@ -209,7 +210,8 @@ class _Run:
     def warn(self, kind, message):
         self.warnings.append({"type": kind, "message": message[:4096]})
 
-    # The server's replies arrive on descriptor 0, read by the event loop.
+    # The server's replies arrive on descriptor 0, read by the event loop
+    # (on_readable), or by a synchronous helper waiting for its reply.
     def on_readable(self):
         try:
             chunk = os.read(_IN, 1 << 16)
@@ -217,6 +219,9 @@ class _Run:
             return
         if not chunk:
             os._exit(7)
+        self._feed(chunk)
+
+    def _feed(self, chunk):
         self.buf += chunk
         while len(self.buf) >= 4:
             (n,) = struct.unpack(">I", self.buf[:4])
@@ -231,9 +236,37 @@ class _Run:
                 self.clock.resume(cid)
             elif t == "reply":
                 self.clock.resume(cid)
+                if cid == self.sync_id:
+                    self.sync_reply = m
+                    continue
                 fut = self.pending.pop(cid, None)
                 if fut is not None and not fut.done():
                     fut.set_result(m)
+
+    def request_sync(self, msg):
+        """One request answered before it returns, for the *_sync
+        helpers: it reads descriptor 0 itself until its reply comes,
+        settling the replies of calls in flight on the way."""
+        if len(self.pending) >= self.concurrency:
+            raise RuntimeError(f"a *_sync helper cannot run while {self.concurrency} calls (maxConcurrency) are in flight; await the async helper")
+        self.next_id += 1
+        cid = self.next_id
+        msg["id"] = cid
+        self.sync_id, self.sync_reply = cid, None
+        _send(msg)
+        try:
+            while self.sync_reply is None:
+                select.select([_IN], [], [])
+                try:
+                    chunk = os.read(_IN, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    os._exit(7)
+                self._feed(chunk)
+            return self.sync_reply
+        finally:
+            self.sync_id = None
 
     def _charge(self, what):
         if self.requests >= self.max_calls:
@@ -295,7 +328,13 @@ class _Run:
 
     async def discover(self, op, args):
         self._charge("discover")
-        m = await self.request({"t": "discover", "name": op, "input": args})
+        return self._discovered(op, await self.request({"t": "discover", "name": op, "input": args}))
+
+    def discover_sync(self, op, args):
+        self._charge("discover")
+        return self._discovered(op, self.request_sync({"t": "discover", "name": op, "input": args}))
+
+    def _discovered(self, op, m):
         if m.get("ok"):
             return m.get("value")
         raise ToolError(m.get("code") or "EXECUTION", m.get("error", "the discovery request failed"), m.get("hint", ""),
@@ -304,6 +343,11 @@ class _Run:
     async def tools(self):
         if self.catalog is None:
             self.catalog = await self.discover("catalog", {}) or []
+        return self.catalog
+
+    def tools_sync(self):
+        if self.catalog is None:
+            self.catalog = self.discover_sync("catalog", {}) or []
         return self.catalog
 
 
@@ -346,58 +390,102 @@ def _servers(catalog):
     return out
 
 
+def _app_of(t):
+    return t.get("appId") or t["name"].split(".", 1)[0]
+
+
+def _tools_of(catalog, server):
+    tools = [t for t in catalog if _app_of(t) == server]
+    if not tools:
+        raise ToolError("SERVER_NOT_FOUND", f"no server {server!r} among {', '.join(sorted(_servers(catalog)))}",
+                        "list_servers() lists the servers this plan may use.")
+    short = {v: k for k, v in _servers(catalog)[server].items()}
+    return [{"name": t["name"], "alias": short.get(t["name"], ""), "description": t.get("description", "")} for t in tools]
+
+
+def _doc_names(catalog, server, tool):
+    names = [t["name"] for t in _tools_of(catalog, server) if tool is None or tool in (t["name"], t["alias"])]
+    if not names:
+        raise ToolError("NOT_FOUND", f"server {server!r} has no tool {tool!r}", f"list_tools({server!r}) lists its tools.")
+    return {"names": names[:256]}
+
+
+def _docs(docs, detail):
+    if detail == "full":
+        return docs
+    return [{"name": d.get("name"), "description": d.get("description", "")} for d in (docs or {}).get("tools", [])]
+
+
+def _search_args(query, limit):
+    if not isinstance(query, str) or not query.strip():
+        raise TypeError("search_tool_docs(query, limit=5): query must be a non-empty string")
+    return {"query": query, "topK": int(limit)}
+
+
+def _server_info(catalog, name):
+    tools = _tools_of(catalog, name)
+    return {"name": name, "alias": "mcp_" + _alias(name), "toolCount": len(tools), "tools": [t["name"] for t in tools]}
+
+
+def _summary(catalog):
+    servers = _servers(catalog)
+    parts = [f"{app} (mcp_{_alias(app)}): {len(tools)} tools" for app, tools in sorted(servers.items())]
+    return f"{len(servers)} servers, {sum(len(t) for t in servers.values())} tools. " + "; ".join(parts)
+
+
 def _helpers(run):
-    """The plan's API: call_tool, ToolError, the discovery helpers."""
+    """The plan's API: call_tool, ToolError, the discovery helpers (async,
+    and *_sync variants that answer before they return)."""
 
     async def list_servers():
         return sorted(_servers(await run.tools()))
 
     async def list_tools(server):
-        tools = [t for t in await run.tools() if (t.get("appId") or t["name"].split(".", 1)[0]) == server]
-        if not tools:
-            raise ToolError("SERVER_NOT_FOUND", f"no server {server!r} among {', '.join(sorted(_servers(run.catalog)))}",
-                            "list_servers() lists the servers this plan may use.")
-        short = {v: k for k, v in _servers(run.catalog)[server].items()}
-        return [{"name": t["name"], "alias": short.get(t["name"], ""), "description": t.get("description", "")} for t in tools]
+        return _tools_of(await run.tools(), server)
 
     async def query_tool_docs(server, tool=None, detail="summary"):
-        tools = await list_tools(server)
-        names = [t["name"] for t in tools if tool is None or tool in (t["name"], t["alias"])]
-        if not names:
-            raise ToolError("NOT_FOUND", f"server {server!r} has no tool {tool!r}", f"list_tools({server!r}) lists its tools.")
-        docs = await run.discover("describe", {"names": names[:256]})
-        if detail == "full":
-            return docs
-        return [{"name": d.get("name"), "description": d.get("description", "")} for d in (docs or {}).get("tools", [])]
+        return _docs(await run.discover("describe", _doc_names(await run.tools(), server, tool)), detail)
 
     async def search_tool_docs(query, limit=5):
-        if not isinstance(query, str) or not query.strip():
-            raise TypeError("search_tool_docs(query, limit=5): query must be a non-empty string")
-        return await run.discover("search", {"query": query, "topK": int(limit)})
+        return await run.discover("search", _search_args(query, limit))
 
     async def describe_server(name):
-        tools = await list_tools(name)
-        return {"name": name, "alias": "mcp_" + _alias(name), "toolCount": len(tools), "tools": [t["name"] for t in tools]}
+        return _server_info(await run.tools(), name)
 
     async def capability_summary():
-        servers = _servers(await run.tools())
-        parts = [f"{app} (mcp_{_alias(app)}): {len(tools)} tools" for app, tools in sorted(servers.items())]
-        return f"{len(servers)} servers, {sum(len(t) for t in servers.values())} tools. " + "; ".join(parts)
+        return _summary(await run.tools())
+
+    def list_servers_sync():
+        return sorted(_servers(run.tools_sync()))
+
+    def list_tools_sync(server):
+        return _tools_of(run.tools_sync(), server)
+
+    def query_tool_docs_sync(server, tool=None, detail="summary"):
+        return _docs(run.discover_sync("describe", _doc_names(run.tools_sync(), server, tool)), detail)
+
+    def search_tool_docs_sync(query, limit=5):
+        return run.discover_sync("search", _search_args(query, limit))
 
     def discovered_servers():
-        if run.catalog is None:
-            raise RuntimeError("discovered_servers() is known only when the plan names it or an mcp_ proxy; use await list_servers()")
-        return tuple(sorted(_servers(run.catalog)))
+        return tuple(sorted(_servers(run.tools_sync())))
+
+    def list_loaded_server_metadata():
+        catalog = run.tools_sync()
+        return [{k: v for k, v in _server_info(catalog, app).items() if k != "tools"} for app in sorted(_servers(catalog))]
 
     return {
         "call_tool": run.call_tool, "ToolError": ToolError, "codecall_context": run.context,
         "list_servers": list_servers, "list_tools": list_tools, "query_tool_docs": query_tool_docs,
         "search_tool_docs": search_tool_docs, "describe_server": describe_server,
         "capability_summary": capability_summary, "discovered_servers": discovered_servers,
+        "list_servers_sync": list_servers_sync, "list_tools_sync": list_tools_sync,
+        "query_tool_docs_sync": query_tool_docs_sync, "search_tool_docs_sync": search_tool_docs_sync,
+        "list_loaded_server_metadata": list_loaded_server_metadata,
     }
 
 
-_PROXY_NAMES = re.compile(r"\bmcp_\w+|\bdiscovered_servers\b")
+_PROXY_NAMES = re.compile(r"\bmcp_\w+")
 
 
 def _location(tb):
