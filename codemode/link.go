@@ -11,6 +11,7 @@ import (
 	"github.com/grafana/sobek/parser"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/internal/editdist"
 )
 
 // ModulesName is the reserved name of the binding the prelude of a linked
@@ -823,7 +824,7 @@ func closest(name string, exports []string, n int) []string {
 		if len(r) > 64 {
 			r = r[:64]
 		}
-		d := editDistance(target, r)
+		d := editdist.Distance(string(target), string(r), 64)
 		if lower == "" || !strings.Contains(le, lower) && !strings.Contains(lower, le) {
 			d += 1 << 20 // after every name that holds the other
 		}
@@ -840,25 +841,4 @@ func closest(name string, exports []string, n int) []string {
 		out = append(out, s.name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b []rune) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

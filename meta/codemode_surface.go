@@ -179,7 +179,7 @@ func codeModePrompt(st *State) string {
 		"3. A result with image or audio blocks: the whole MCP result object, binary data as base64 strings.\n" +
 		"4. Anything else: the whole MCP result object.\n\n")
 	b.WriteString("## Errors (`@codemode/errors`)\n\nEvery error has `hint`, one corrective action, and `code`. ToolCallError (code, " +
-		"retryable; APPROVAL_DENIED is final), AuthenticationError, SchemaValidationError (path as a JSON Pointer, expected, received, " +
+		"retryable; APPROVAL_DENIED and APPROVAL_EXPIRED are final: do not retry), AuthenticationError, SchemaValidationError (path as a JSON Pointer, expected, received, " +
 		"example), ToolNotFoundError, ServerNotFoundError, SandboxLimitError (limit). A failed call never aborts the script unless it " +
 		"is uncaught; limits end it.\n\n")
 	b.WriteString("## Declarations\n\n```ts\n" + typescript.DiscoveryModule + typescript.ErrorsModule + "```\n\n" +

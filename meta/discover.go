@@ -17,6 +17,15 @@ import (
 // gate's access rules and the plan's allowedTools), so whatever it finds
 // it can use, and a tool it may not call is never confirmed to exist.
 func (p *planHost) Discover(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
+	if p.journal != nil {
+		return p.journal.call(ctx, callRef{Tool: op, Input: digestBytes(args)}, op,
+			func(ctx context.Context) (json.RawMessage, error) { return p.discover(ctx, op, args) })
+	}
+	return p.discover(ctx, op, args)
+}
+
+// discover answers a discovery of the plan.
+func (p *planHost) discover(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
 	if p.codeMode != nil {
 		return p.discoverCodeMode(ctx, op, args)
 	}

@@ -94,6 +94,9 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	defer release()
 	scriptSHA := sha256Hex(in.Script)
 	if state := req.Params.RequestState; state != "" {
+		if st.Durable != nil && IsDurableState(state) {
+			return h.resumeDurable(ctx, st, req, state, scriptSHA, executeArgs.invalid), nil
+		}
 		return h.resume(ctx, st, req, state, scriptSHA, executeArgs.invalid), nil
 	}
 	limits := st.Config.VM
@@ -126,6 +129,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: "language", Message: off}, nil), nil
 	}
 	var launch func(ctx context.Context, host *planHost, opts vm.Options) *vm.Result
+	var checked *ast.Checked // a JavaScript plan's validation
 	if lang == LanguagePython {
 		if info := checkPythonSize(in.Script, limits); info != nil {
 			return refuse(vm.StatusIllegalAccess, *info, nil), nil
@@ -136,7 +140,8 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	} else {
 		rules := ast.RulesFor(limits)
 		rules.Preset = st.Config.Preset
-		checked, err := tsstrip.Validate(in.Script, rules)
+		var err error
+		checked, err = tsstrip.Validate(in.Script, rules)
 		var syn *ast.SyntaxError
 		var ill *ast.IllegalError
 		switch {
@@ -163,6 +168,13 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 			return executeArgs.invalid("context", "context cannot be encoded as JSON: "+err.Error()), nil
 		}
 		planContext = b
+	}
+	// Durable runs replay JavaScript plans from their journal; a Python
+	// plan pauses for approvals in this process, as without a state store.
+	if st.Durable != nil && server.IsModernRequest(ctx) && lang != LanguagePython {
+		res, status := h.runDurable(ctx, st, req, newSavedPlan(st, in, format, runID, session, scriptSHA, start), checked)
+		span.SetAttributes(attribute.String("codecall.status", string(status)))
+		return res, nil
 	}
 	// The plan runs on its own goroutine, detached from this request: a
 	// 2026-07-28 client answers an approval prompt with a new request, and
@@ -362,10 +374,22 @@ type planHost struct {
 	// codeMode is set for a codemode.run script: results are unwrapped by
 	// the Code Mode rules and discovery speaks the Code Mode operations.
 	codeMode *Modules
+	// journal, set for a durable run, answers the calls an earlier run
+	// made and records the others (see Durable).
+	journal *runJournal
 }
 
 // CallTool implements vm.Host.
 func (p *planHost) CallTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
+	if p.journal != nil {
+		return p.journal.call(ctx, callRef{Tool: name, Input: digestJSON(input)}, "",
+			func(ctx context.Context) (json.RawMessage, error) { return p.callTool(ctx, name, input) })
+	}
+	return p.callTool(ctx, name, input)
+}
+
+// callTool makes one call of the plan through the gate.
+func (p *planHost) callTool(ctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
 	call := policy.Call{Tool: name, Via: policy.ViaExecute, Args: input, SessionID: p.session, Context: p.planContext,
 		Allowed: p.allowed, Run: &policy.RunInfo{ID: p.runID, ScriptSHA256: p.scriptSHA, CallIndex: int(p.calls.Add(1))}}
 	ctx, obs := p.st.observe(ctx, call, "")

@@ -44,6 +44,11 @@ type State struct {
 	Approvals *policy.Approvals
 	// Paused holds plans waiting for a 2026-07-28 client's approval answer.
 	Paused *PausedRuns
+	// Durable, when set, keeps the codecall.execute plans of 2026-07-28
+	// clients that pause for approval in a state store, to be resumed on
+	// any replica by running them again (see Durable); nil keeps them
+	// paused in this process (Paused).
+	Durable *Durable
 	// OutOfBand, when set, asks an operator (console, CLI) for the calls
 	// whose client cannot show an approval prompt; nil keeps such calls
 	// at APPROVAL_REQUIRED.

@@ -104,7 +104,7 @@ func descriptions(st *State) map[string]string {
 	if st.Config.DirectCalls.Enabled {
 		d[n.Invoke] = fmt.Sprintf("Call one tool found with %s: {tool, input}. Returns the tool's own result. "+
 			"A failure returns {status: \"tool_error\", error: {toolName, code, message, hint, retryable, toolInput}, runId}; "+
-			"APPROVAL_DENIED is final, do not retry.", n.Search)
+			"APPROVAL_DENIED and APPROVAL_EXPIRED are final, do not retry.", n.Search)
 	}
 	return d
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/state"
 )
 
 // ExampleWrap wraps an ordinary mcp-go server in one line; tools/list then
@@ -52,4 +53,27 @@ func ExampleWrap() {
 	// listed: codecall.execute
 	// listed: codecall.search
 	// found: billing.refund_payment
+}
+
+// ExampleWithStateStore keeps plans paused for approval in a state store
+// that every replica shares (here Redis), sealed with a key every replica
+// reads from the environment. It needs a Redis server, so it has no
+// output to check.
+func ExampleWithStateStore() {
+	ctx := context.Background()
+	store, err := state.Open(ctx, state.Spec{Store: "redis", URL: "redis://127.0.0.1:6379/0"})
+	if err != nil {
+		log.Fatal(err) // the server does not answer, or the URL is wrong
+	}
+	defer store.Close()
+	key, err := state.KeyFromEnv("STATE_KEY") // 32 bytes, base64: openssl rand -base64 32
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := server.NewMCPServer("shop", "1.0.0", server.WithToolCapabilities(true))
+	cc, err := middleware.Wrap(srv, middleware.WithStateStore(store, key))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cc.Close()
 }

@@ -114,3 +114,41 @@ func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registrat
 		return nil
 	}, warm, live, running, queued, waitingSessions, longest, spawns, spawnFailures, spawnTime, acquired, queueWait, queueTimeouts, refusals, kills)
 }
+
+// registerDurableMetrics reports paused plans kept in the state store:
+// pauses, resumes, calls answered from journals, divergences, and the
+// store's round trips.
+func registerDurableMetrics(mp metric.MeterProvider, d *meta.Durable) (metric.Registration, error) {
+	m := mp.Meter(meta.Instrumentation)
+	var errs []error
+	counter := func(name, desc string) metric.Int64ObservableCounter {
+		g, err := m.Int64ObservableCounter(name, metric.WithDescription(desc))
+		errs = append(errs, err)
+		return g
+	}
+	pauses := counter("codecall.durable.pauses", "Plans saved in the state store while waiting for an approval.")
+	resumes := counter("codecall.durable.resumes", "Approval answers that ran a saved plan again.")
+	replayed := counter("codecall.durable.replayed_calls", "Calls of resumed plans answered from their journal instead of being made again.")
+	divergences := counter("codecall.durable.divergences", "Resumed plans ended because they made another call than their journal holds (REPLAY_DIVERGED).")
+	ops := counter("codecall.state.ops", "Round trips to the state store.")
+	storeErrors := counter("codecall.state.errors", "Round trips to the state store that failed.")
+	storeTime, err := m.Float64ObservableCounter("codecall.state.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time spent in round trips to the state store, summed (divide by codecall.state.ops for the mean)."))
+	errs = append(errs, err)
+	for _, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("codecall: metrics: %w", err)
+		}
+	}
+	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		st := d.Stats()
+		o.ObserveInt64(pauses, st.Pauses)
+		o.ObserveInt64(resumes, st.Resumes)
+		o.ObserveInt64(replayed, st.ReplayedCalls)
+		o.ObserveInt64(divergences, st.Divergences)
+		o.ObserveInt64(ops, st.StoreOps)
+		o.ObserveInt64(storeErrors, st.StoreErrors)
+		o.ObserveFloat64(storeTime, st.StoreSeconds)
+		return nil
+	}, pauses, resumes, replayed, divergences, ops, storeErrors, storeTime)
+}

@@ -56,6 +56,7 @@ type CodeCall struct {
 	approvals *policy.Approvals // pending approvals and session trust
 	outOfBand *policy.OutOfBand // calls waiting for an operator; nil unless WithOutOfBandApprovals
 	paused    *meta.PausedRuns  // plans waiting for an approval
+	durable   *meta.Durable     // paused plans in a state store; nil keeps them in paused
 
 	gens *generations
 	iso  *isolation
@@ -64,6 +65,7 @@ type CodeCall struct {
 	emb embedders // the embedding model of search.embeddings, kept across generations
 
 	metrics   metric.Registration
+	durableMx metric.Registration // nil without a state store
 	stop      context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
@@ -88,10 +90,17 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		return nil, err
 	}
 	c := &CodeCall{srv: srv, opts: o, log: o.logger, done: make(chan struct{}),
-		approvals: policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust),
-		paused:    meta.NewPausedRuns(),
-		iso:       newIsolation(o.logger, o.sandbox),
+		paused: meta.NewPausedRuns(),
+		iso:    newIsolation(o.logger, o.sandbox),
 	}
+	var approvalOpts []policy.ApprovalOption
+	if o.stateStore != nil {
+		if c.durable, err = meta.NewDurable(o.stateStore, o.stateKey); err != nil {
+			return nil, fmt.Errorf("codecall: WithStateStore: %w", err)
+		}
+		approvalOpts = append(approvalOpts, policy.WithTrustStore(c.durable.TrustStore()))
+	}
+	c.approvals = policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust, approvalOpts...)
 	if o.oobEnabled {
 		c.outOfBand = policy.NewOutOfBand(c.approvals, o.outOfBand...)
 	}
@@ -126,6 +135,11 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 
 	if c.metrics, err = c.iso.registerMetrics(o.meter); err != nil {
 		c.log.Warn("codecall: sandbox metrics are off", "error", err)
+	}
+	if c.durable != nil {
+		if c.durableMx, err = registerDurableMetrics(o.meter, c.durable); err != nil {
+			c.log.Warn("codecall: state store metrics are off", "error", err)
+		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
@@ -179,7 +193,7 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 	c.approvals.SetRedactor(redactor)
 	g := &generation{
 		state: meta.State{Config: &cfg, Catalog: snap, Index: idx, Gate: gate, Runner: runner,
-			Approvals: c.approvals, Paused: c.paused, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation),
+			Approvals: c.approvals, Paused: c.paused, Durable: c.durable, Logger: c.log, Tracer: c.opts.tracer.Tracer(meta.Instrumentation),
 			Audit: auditLog, Redactor: redactor},
 		auditKey: auditKey,
 		index:    idx,
@@ -337,6 +351,9 @@ func (c *CodeCall) Close() error {
 		c.iso.close()
 		if c.metrics != nil {
 			_ = c.metrics.Unregister()
+		}
+		if c.durableMx != nil {
+			_ = c.durableMx.Unregister()
 		}
 	})
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/search"
+	"github.com/codecall-go/codecall/state"
 )
 
 // ToolInfo is what an include predicate sees of a tool.
@@ -50,6 +51,8 @@ type options struct {
 	auditSinks   []slog.Handler
 	outOfBand    []policy.OutOfBandOption
 	oobEnabled   bool
+	stateStore   state.Store
+	stateKey     []byte
 	sandbox      []sandbox.Option
 	servers      meta.Servers
 	surfaces     []presets.Surface
@@ -133,6 +136,19 @@ func WithAuditSink(h slog.Handler) Option {
 // policy.WithMaxPending). Without this option nothing waits.
 func WithOutOfBandApprovals(opts ...policy.OutOfBandOption) Option {
 	return func(o *options) { o.oobEnabled, o.outOfBand = true, append(o.outOfBand, opts...) }
+}
+
+// WithStateStore keeps the codecall.execute plans of 2026-07-28 clients
+// that pause for approval in store, sealed with a key derived from key
+// (state.KeyBytes long), instead of this process's memory: the answer may
+// reach any replica that has the same store and key, and a replica may
+// restart between the prompt and the answer. The plan is resumed by running
+// it again from its start, its completed calls answered from a journal
+// (see meta.Durable). Session trust ("approve for this session") is kept
+// there too, so every replica sees it, for that session only. Wrap
+// neither opens nor closes the store.
+func WithStateStore(store state.Store, key []byte) Option {
+	return func(o *options) { o.stateStore, o.stateKey = store, key }
 }
 
 // WithTracerProvider sends CodeCall's spans (codecall.execute,

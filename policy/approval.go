@@ -72,10 +72,33 @@ type Approvals struct {
 	redactor     Redactor
 	now          func() time.Time
 
+	// trustStore, when set, keeps session trust instead of trust: every
+	// replica sharing it sees the trust a person granted on any of them.
+	trustStore TrustStore
+
 	mu      sync.Mutex
 	trust   map[trustKey]time.Time
 	pending map[string]*pendingApproval
 }
+
+// TrustStore keeps "approve for this session" where every replica of a
+// server sees it. Keys are a session and a tool: trust never crosses
+// sessions. Methods may be called from any goroutine; an error makes the
+// gate fail closed (the call is asked about again, the trust not kept).
+type TrustStore interface {
+	Trusted(ctx context.Context, session, tool string) (bool, error)
+	Trust(ctx context.Context, session, tool string, ttl time.Duration) error
+}
+
+// WithTrustStore keeps session trust in s instead of this process's
+// memory.
+func WithTrustStore(s TrustStore) ApprovalOption { return func(a *Approvals) { a.trustStore = s } }
+
+// trustStoreTimeout bounds one round trip to a TrustStore.
+const trustStoreTimeout = 2 * time.Second
+
+// TrustTTL is how long session trust lasts.
+const TrustTTL = trustTTL
 
 type trustKey struct{ session, tool string }
 
@@ -137,6 +160,12 @@ func (a *Approvals) Timeout() time.Duration {
 func (a *Approvals) Trusted(session, tool string) bool {
 	if session == "" {
 		return false
+	}
+	if a.trustStore != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), trustStoreTimeout)
+		defer cancel()
+		ok, err := a.trustStore.Trusted(ctx, session, tool)
+		return err == nil && ok
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -273,11 +302,23 @@ func (a *Approvals) Interpret(res *mcp.ElicitationResult, req ApprovalRequest) A
 		return ApprovalApproved
 	case ChoiceApproveSession:
 		a.mu.Lock()
-		defer a.mu.Unlock()
-		if !a.sessionTrust || req.SessionID == "" {
-			return ApprovalApproved
+		offered, store := a.sessionTrust, a.trustStore
+		if offered && req.SessionID != "" && store == nil {
+			a.trustLocked(req.SessionID, req.Tool.Name)
 		}
-		a.trustLocked(req.SessionID, req.Tool.Name)
+		a.mu.Unlock()
+		switch {
+		case !offered || req.SessionID == "":
+			return ApprovalApproved
+		case store != nil:
+			// This call is approved either way; trust that cannot be
+			// stored is not granted, and the next call asks again.
+			ctx, cancel := context.WithTimeout(context.Background(), trustStoreTimeout)
+			defer cancel()
+			if err := store.Trust(ctx, req.SessionID, req.Tool.Name, trustTTL); err != nil {
+				return ApprovalApproved
+			}
+		}
 		return approvalSession
 	default:
 		return ApprovalDenied

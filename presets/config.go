@@ -435,6 +435,8 @@ type Config struct {
 	// Console is the operator console of codecall serve --http, and
 	// approval out of band with it.
 	Console ConsoleConfig `koanf:"console" json:"console"`
+	// State is where paused runs, journals and session trust are kept.
+	State StateConfig `koanf:"state" json:"state"`
 }
 
 // TransportConfig bounds what the codecall command reads from a client,
@@ -546,5 +548,6 @@ func Default() Config {
 		Sandbox:     SandboxConfig{PoolSize: 2, MaxWorkers: 8, QueueTimeout: 5 * time.Second, Cgroup: "auto"},
 		Transport:   TransportConfig{MaxRequestBytes: DefaultMaxRequestBytes},
 		Console:     ConsoleConfig{MaxRuns: 200, MaxEvents: 10000},
+		State:       StateConfig{Store: StateMemory},
 	}
 }

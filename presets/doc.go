@@ -91,6 +91,11 @@
 //	console.allowRemote      bool     serve the console to non-loopback clients (default false)
 //	console.maxRuns          int      1..10000; recent runs kept in memory (default 200)
 //	console.maxEvents        int      1..1000000; audit events kept for the console's search (default 10000)
+//	state.store              string   memory | file | redis; where paused runs, journals and trust live (default memory)
+//	state.path               string   the file store's bbolt file; required when store is file
+//	state.url                string   the redis store's redis:// or rediss:// URL; required when store is redis
+//	state.keyEnv             string   environment variable holding the journal key (32 bytes, base64 or hex);
+//	                                  required when store is file or redis
 //	policy.paths             [path]   .rego modules, .json/.yaml data, directories; relative to the file (default empty: built-in policy)
 //	policy.query             string   the decision rule (default data.codecall.decision)
 //	policy.filterDiscovery   bool     hide tools the policy always denies from search and describe (default false)

@@ -111,6 +111,7 @@ func (c Config) issues() []issue {
 	out = append(out, c.Sandbox.issues(root.field("sandbox"))...)
 	out = append(out, c.Transport.issues(root.field("transport"))...)
 	out = append(out, c.Console.issues(root.field("console"))...)
+	out = append(out, c.State.issues(root.field("state"))...)
 	return out
 }
 

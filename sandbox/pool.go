@@ -465,7 +465,7 @@ func (p *Pool) Run(ctx context.Context, script string, checked *ast.Checked, rul
 func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.Host, opts vm.Options) *vm.Result {
 	start := time.Now()
 	req := &runRequest{Script: script, Rules: rules, Context: opts.Context,
-		Options: runOptions{RunID: opts.RunID, Limits: opts.Limits, CodeMode: opts.CodeMode}}
+		Options: runOptions{RunID: opts.RunID, Limits: opts.Limits, CodeMode: opts.CodeMode, Replay: opts.Replay}}
 	for attempt := 1; ; attempt++ {
 		w, t, wait, err := p.acquire(ctx, opts.Session)
 		if err != nil {

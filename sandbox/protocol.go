@@ -52,7 +52,10 @@ type message struct {
 	Run *runRequest `json:"run,omitempty"`
 
 	// call, get, discover, log, notify
-	Name    string          `json:"name,omitempty"` // tool name, discovery operation, log level or event name
+	Name string `json:"name,omitempty"` // tool name, discovery operation, log level or event name
+	// Index is a call's or discovery's index in a run under vm.Replay
+	// (vm.CallIndex); the server's journal checks it.
+	Index   *int            `json:"index,omitempty"`
 	Input   json.RawMessage `json:"input,omitempty"`
 	Message string          `json:"message,omitempty"`
 	Data    json.RawMessage `json:"data,omitempty"`
@@ -90,6 +93,8 @@ type runOptions struct {
 	Limits presets.Limits `json:"limits"`
 	// CodeMode makes the run a Code Mode run (vm.Options.CodeMode).
 	CodeMode *vm.CodeMode `json:"codeMode,omitempty"`
+	// Replay makes the run repeatable (vm.Options.Replay).
+	Replay *vm.Replay `json:"replay,omitempty"`
 }
 
 // writeFrame writes one message as a frame. JSON documents (results, tool

@@ -287,6 +287,7 @@ func (s *session) call(ctx context.Context, m *message, input map[string]any) {
 	cctx, cancel := context.WithCancel(ctx)
 	id := m.ID
 	cctx = vm.ContextWithClock(cctx, &callClock{kill: s.kill, send: func(t string) { _ = s.w.send(&message{T: t, ID: id}) }})
+	cctx = s.withIndex(cctx, m)
 	req := &openRequest{cancel: cancel}
 	s.mu.Lock()
 	s.open[id] = req
@@ -314,11 +315,22 @@ func (s *session) call(ctx context.Context, m *message, input map[string]any) {
 	}()
 }
 
+// withIndex passes on the index a worker gave a call of a run under
+// vm.Replay (vm.CallIndex); the host's journal, not this bridge, decides
+// whether the index is one it expects. Outside Replay an index is ignored.
+func (s *session) withIndex(ctx context.Context, m *message) context.Context {
+	if m.Index == nil || s.req.Options.Replay == nil || *m.Index < 0 {
+		return ctx
+	}
+	return vm.ContextWithCallIndex(ctx, *m.Index)
+}
+
 // discover answers a plan's searchTools or describeTools on its own
 // goroutine, like a call (the worker may cancel it), but outside the trace:
 // toolTrace lists tool calls.
 func (s *session) discover(ctx context.Context, m *message) {
 	cctx, cancel := context.WithCancel(ctx)
+	cctx = s.withIndex(cctx, m)
 	req := &openRequest{cancel: cancel}
 	s.mu.Lock()
 	s.open[m.ID] = req

@@ -113,7 +113,8 @@ func (idleHost) Notify(context.Context, string, json.RawMessage)      {}
 
 // runPlan validates and runs the plan of one request.
 func runPlan(ctx context.Context, req *runRequest, host vm.Host, rts *vm.Runtimes) *vm.Result {
-	opts := vm.Options{RunID: req.Options.RunID, Limits: req.Options.Limits, Context: req.Context, CodeMode: req.Options.CodeMode, Runtimes: rts}
+	opts := vm.Options{RunID: req.Options.RunID, Limits: req.Options.Limits, Context: req.Context, CodeMode: req.Options.CodeMode, Runtimes: rts,
+		Replay: req.Options.Replay}
 	checked, err := ast.Validate(req.Script, req.Rules)
 	if err != nil {
 		// The server validated the same script with the same rules before
@@ -198,7 +199,7 @@ func (w *workerConn) CallTool(ctx context.Context, name string, input map[string
 	if err != nil {
 		return nil, &toolerr.Error{Code: toolerr.Validation, Tool: name, Message: "the tool input cannot be encoded as JSON"}
 	}
-	id, ch, err := w.request(&message{T: msgCall, Name: name, Input: b})
+	id, ch, err := w.request(&message{T: msgCall, Name: name, Input: b, Index: callIndex(ctx)})
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +239,15 @@ func (w *workerConn) CallTool(ctx context.Context, name string, input map[string
 	}
 }
 
+// callIndex is the index of the call ctx belongs to in a run under
+// vm.Replay, for the server's journal; nil otherwise.
+func callIndex(ctx context.Context) *int {
+	if i, ok := vm.CallIndex(ctx); ok {
+		return &i
+	}
+	return nil
+}
+
 // replyError rebuilds the error of a failed call as the runtime expects it.
 func replyError(name string, m *message) error {
 	switch m.Code {
@@ -266,7 +276,7 @@ func (w *workerConn) GetTool(name string) (json.RawMessage, bool) {
 // on a goroutine of its own; the request is dropped if the plan's context
 // ends first.
 func (w *workerConn) Discover(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
-	id, ch, err := w.request(&message{T: msgDiscover, Name: op, Input: args})
+	id, ch, err := w.request(&message{T: msgDiscover, Name: op, Input: args, Index: callIndex(ctx)})
 	if err != nil {
 		return nil, err
 	}

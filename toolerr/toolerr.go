@@ -54,6 +54,12 @@ const (
 	// ServerNotFound: a Code Mode discovery request named a server that is
 	// not connected (or not offered).
 	ServerNotFound Code = "SERVER_NOT_FOUND"
+	// ReplayDiverged: a resumed plan, run again from its start, made a
+	// call other than the one its journal recorded at that place (another
+	// tool, or other input). The run ends there (vm.KindReplayDiverged):
+	// answering it from the journal would be wrong, and calling the tool
+	// could do twice what was done once.
+	ReplayDiverged Code = "REPLAY_DIVERGED"
 )
 
 // Error is a refused or failed tool call.

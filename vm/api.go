@@ -182,6 +182,9 @@ type Options struct {
 	// Runtimes, when set, supplies the run's hardened runtime, built
 	// before the run started (see Runtimes); nil builds it in the run.
 	Runtimes *Runtimes
+	// Replay, when set, makes the run repeatable (see Replay): a plan
+	// that may pause for approval and be resumed by running it again.
+	Replay *Replay
 }
 
 // LogEntry is one captured console or mcpLog line.

@@ -105,6 +105,7 @@ type run struct {
 	// The plan's clock (the deadline) and its timers.
 	clock  *deadline
 	timers *timerQueue
+	det    *determinism // set under Options.Replay
 
 	guards guardState
 	// own, when a test sets it before setup, collects every function the
@@ -197,6 +198,7 @@ func (r *run) execute() {
 		return
 	}
 	r.setup()
+	r.startReplay()
 	r.watch = startWatchdog(r)
 
 	v, err := r.rt.RunProgram(r.plan.Program)
@@ -252,13 +254,17 @@ func (r *run) loop(p *goja.Promise) {
 			return
 		}
 		r.launch()
-		if r.fireTimer() {
+		if r.det != nil {
+			if r.fireReplayTimer() {
+				continue
+			}
+		} else if r.fireTimer() {
 			continue
 		}
 		var alarm <-chan time.Time
 		var clockChanged <-chan struct{}
 		unreachable := false
-		if r.pendingTimers() {
+		if r.pendingTimers() && r.det == nil {
 			alarm, clockChanged, unreachable = r.timerWait()
 		}
 		if r.inflight == 0 {
@@ -280,7 +286,11 @@ func (r *run) loop(p *goja.Promise) {
 		}
 		select {
 		case c := <-r.completions:
-			r.complete(c)
+			if r.det != nil {
+				r.completeInOrder(c)
+			} else {
+				r.complete(c)
+			}
 		case <-r.stopCh:
 			return
 		case <-alarm:

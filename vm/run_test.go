@@ -601,8 +601,19 @@ func TestRuntimeErrorLocation(t *testing.T) {
 }
 
 func TestUnhandledToolErrors(t *testing.T) {
+	// x answers only after a has failed, and then waits a little more for
+	// a's failure to reach the plan: what is asserted is the order of the
+	// two, not that a beats a fixed sleep.
+	aFailed := make(chan struct{})
 	h := &mcptest.Host{Call: func(_ context.Context, name string, _ map[string]any) (json.RawMessage, error) {
-		if name == "x" {
+		switch name {
+		case "a":
+			defer close(aFailed)
+		case "x":
+			select {
+			case <-aFailed:
+			case <-time.After(10 * time.Second): // a was never called: the assertion below says so
+			}
 			time.Sleep(20 * time.Millisecond)
 		}
 		return nil, policyErr(toolerr.AccessDenied, "no "+name)
@@ -614,10 +625,6 @@ func TestUnhandledToolErrors(t *testing.T) {
 		t.Errorf("%s", describe(res))
 	}
 	// a fails after the plan has returned
-	h.Call = func(context.Context, string, map[string]any) (json.RawMessage, error) {
-		time.Sleep(10 * time.Millisecond)
-		return nil, policyErr(toolerr.AccessDenied, "no")
-	}
 	h.Call = func(ctx context.Context, _ string, _ map[string]any) (json.RawMessage, error) {
 		<-ctx.Done() // the plan has returned: the run cancels what is in flight
 		return nil, policyErr(toolerr.AccessDenied, "no")

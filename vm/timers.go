@@ -107,8 +107,7 @@ func (r *run) setTimeout(call goja.FunctionCall) goja.Value {
 	}
 	delay := timerDelay(call.Argument(1))
 	q.created++
-	now, _ := r.clock.elapsed()
-	t := &timer{id: int64(q.created), due: now + delay, fn: fn}
+	t := &timer{id: int64(q.created), due: r.timerNow() + delay, fn: fn}
 	if len(call.Arguments) > 2 {
 		t.args = append([]goja.Value(nil), call.Arguments[2:]...)
 	}
@@ -163,9 +162,8 @@ func (r *run) fireTimer() bool {
 		return false
 	}
 	q := r.timers
-	now, _ := r.clock.elapsed()
 	t := q.order[0]
-	if t.due > now {
+	if t.due > r.timerNow() {
 		return false
 	}
 	heap.Pop(&q.order)

@@ -205,10 +205,11 @@ func (r *run) runCall(c *toolCall) {
 		// Never blocks: the buffer holds one slot per call in flight.
 		r.completions <- c
 	}()
+	ctx := r.callContext(c)
 	if c.op != "" {
-		c.raw, c.err = r.host.Discover(r.ctx, c.op, c.inputJSON)
+		c.raw, c.err = r.host.Discover(ctx, c.op, c.inputJSON)
 	} else {
-		c.raw, c.err = r.host.CallTool(r.ctx, c.name, c.input)
+		c.raw, c.err = r.host.CallTool(ctx, c.name, c.input)
 	}
 	if c.err != nil && errors.Is(c.err, context.Canceled) && errors.Is(context.Cause(r.ctx), errDeadline) {
 		c.err = context.DeadlineExceeded // hosts report the run's own deadline as a cancellation
@@ -225,6 +226,10 @@ func (r *run) complete(c *toolCall) {
 	r.record(c)
 	if c.panicked {
 		r.stop(internalOutcome())
+		return
+	}
+	if o := divergedOutcome(c); o != nil {
+		r.stop(o)
 		return
 	}
 	// A call cut short by the run's own end must not reach the plan as a

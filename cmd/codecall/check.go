@@ -118,6 +118,11 @@ func checkConfig(file string, cfg presets.Config, err error, own ownedFiles, std
 	} else {
 		r.problem("python", "%s", line)
 	}
+	if line, ok := stateLine(cfg.State); ok {
+		r.line("state: %s", line)
+	} else {
+		r.problem("state", "%s", line)
+	}
 	return r.write(stdout, file, fmt.Sprintf("mode %s, surfaces %v, preset %s, timeout %s, %d tool calls per run",
 		cfg.Mode, cfg.Surfaces, cfg.Preset, cfg.VM.Timeout, cfg.VM.MaxToolCalls))
 }

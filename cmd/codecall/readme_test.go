@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/state/statetest"
 )
 
 // TestReadmePlan runs every example plan of the README (its ```js blocks,
@@ -163,5 +165,50 @@ func runReadmeModule(t *testing.T, script string) {
 	failed := slices.ContainsFunc(out.Diagnostics, func(d struct{ Severity string }) bool { return d.Severity == "error" })
 	if res.IsError || failed || len(out.Result) == 0 || slices.Contains(slices.Collect(maps.Values(out.Result)), any(nil)) {
 		t.Errorf("README script:\n%s\nanswer: %s", script, tc.Text)
+	}
+}
+
+// TestReadmeStateConfig checks the README's state store examples with
+// codecall check: the file store as written (at a temporary path), and
+// the redis one against a Redis server the test starts, when one is
+// installed.
+func TestReadmeStateConfig(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## Running several replicas")
+	section, _, _ = strings.Cut(section, "\n## ")
+	blocks := map[string]string{}
+	for rest := section; ; {
+		var block string
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "```yaml\n"); !ok {
+			break
+		}
+		block, rest, _ = strings.Cut(rest, "```")
+		for _, store := range []string{"file", "redis"} {
+			if strings.Contains(block, "store: "+store+"\n") {
+				blocks[store] = block
+			}
+		}
+	}
+	if len(blocks) != 2 || !strings.Contains(section, "export STATE_KEY=$(openssl rand -base64 32)") {
+		t.Fatalf("the README's replica section lost its file and redis examples or its key: %v", blocks)
+	}
+	t.Setenv("STATE_KEY", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
+	db := filepath.Join(t.TempDir(), "state.db")
+	file := strings.Replace(blocks["file"], "/var/lib/codecall/state.db", db, 1)
+	if code, out, _ := runCLI(t, "check", "--config", writeFile(t, "codecall.yaml", file)); code != 0 || !strings.Contains(out, "state: file "+db+": ok") {
+		t.Errorf("the README's file store: %d\n%s", code, out)
+	}
+	if statetest.RedisServer() == "" {
+		t.Log("redis-server is not installed: the README's redis example is checked for its shape only")
+		return
+	}
+	url := statetest.StartRedis(t)
+	redis := strings.Replace(blocks["redis"], "redis://127.0.0.1:6379/0", url, 1)
+	if code, out, _ := runCLI(t, "check", "--config", writeFile(t, "codecall.yaml", redis)); code != 0 || !strings.Contains(out, ": ok (round trip") {
+		t.Errorf("the README's redis store: %d\n%s", code, out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -69,6 +70,17 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	maxRequest := cfg.Transport.MaxRequestBytes
 	src.progress = upstreamProgress(logger)
+	var store pinger
+	if cfg.State.Durable() {
+		st, key, err := openState(ctx, cfg.State)
+		if err != nil {
+			return fmt.Errorf("state: %s: %w", stateWhere(cfg.State), err)
+		}
+		defer st.Close()
+		store = st
+		src.extra = append(src.extra, middleware.WithStateStore(st, key))
+		logger.Info("codecall: plans paused for approval are kept in the state store", "store", stateWhere(cfg.State))
+	}
 	cs, err := cons.prepare(cfg.Console, *addr, *path)
 	if err != nil {
 		return err
@@ -150,6 +162,8 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		logger.Warn("codecall: SERVING WITHOUT AUTHENTICATION (--http-insecure-no-auth): anyone who can reach "+*addr+" can run plans and call every tool; require a bearer token with --token-env, or bind 127.0.0.1", "addr", *addr)
 	}
 	mux := http.NewServeMux()
+	hc := &health{catalog: &b.catalogReady, store: store}
+	hc.mount(mux)
 	// The guard answers first, so a request without the token is refused
 	// before its body is read.
 	mux.Handle(*path, newHTTPGuard(limitBody(server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path), server.WithEventStore(newEventStore())), maxRequest), *addr, bearer, origins))
@@ -170,7 +184,15 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		return err
 	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Drain: the listener closes at once (a load balancer's checks
+		// fail and it sends no more work) and readiness says draining on
+		// connections still open; requests in flight (a plan running, a
+		// resumed plan) get up to a plan's timeout to finish. A plan that
+		// pauses meanwhile is saved in the state store like any other.
+		hc.draining.Store(true)
+		grace := cfg.VM.Timeout + 5*time.Second
+		logger.Info("codecall: draining: no new requests; waiting for those in flight", "atMost", grace)
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()
 		return httpSrv.Shutdown(shutdownCtx)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"go.opentelemetry.io/otel/trace"
+	"sync/atomic"
 
 	"context"
 	"errors"
@@ -38,6 +39,9 @@ type built struct {
 	srv *server.MCPServer
 	cc  *middleware.CodeCall
 	gw  *gateway.Gateway // nil unless upstreams are configured
+	// catalogReady is set once every upstream has been tried (at once
+	// without upstreams): serve --http's readiness waits for it.
+	catalogReady atomic.Bool
 }
 
 // Close stops CodeCall and then the upstreams.
@@ -171,11 +175,15 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		}
 		return nil, fmt.Errorf("%w", err)
 	}
+	if b.gw == nil {
+		b.catalogReady.Store(true)
+	}
 	if b.gw != nil {
 		start := func() {
 			if err := b.gw.Start(ctx); err != nil {
 				logger.Warn("codecall: some upstreams are unavailable and are retried in the background; the others are served", "error", err)
 			}
+			b.catalogReady.Store(true)
 		}
 		if watch {
 			// Serving: answer the handshake at once; requests for tools

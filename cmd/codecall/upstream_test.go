@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(cliVar) != "" {
 		os.Exit(runAsCLI())
 	}
+	if path := os.Getenv(countedVar); path != "" {
+		serveCounted(path)
+		os.Exit(0)
+	}
 	if name := os.Getenv(upstreamVar); name != "" {
 		srv := server.NewMCPServer(name, "1")
 		srv.AddTool(mcp.NewTool(name+"_echo", mcp.WithDescription("Echo the text."), mcp.WithString("text"), mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false)),

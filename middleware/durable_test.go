@@ -1,0 +1,321 @@
+package middleware_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/codecall-go/codecall/middleware"
+	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/state"
+)
+
+var testStateKey = bytes.Repeat([]byte{0x42}, state.KeyBytes)
+
+// replicas are approval shops that share one state store, as replicas
+// behind a load balancer do.
+type replicas struct {
+	shops []*approvalShop
+	store state.Store
+}
+
+func newReplicas(t *testing.T, n int, store state.Store, mut func(i int, cfg *presets.Config)) *replicas {
+	t.Helper()
+	if store == nil {
+		store = state.NewMemory()
+	}
+	r := &replicas{store: store}
+	for i := range n {
+		r.shops = append(r.shops, newApprovalShopWith(t, func(cfg *presets.Config) {
+			cfg.VM.Isolation = presets.IsolationInProcess
+			cfg.Approval.Timeout = 10 * time.Second
+			if mut != nil {
+				mut(i, cfg)
+			}
+		}, middleware.WithStateStore(store, testStateKey)))
+	}
+	return r
+}
+
+// count sums the calls of a tool that reached any replica's upstream.
+func (r *replicas) count(name string) int64 {
+	var n int64
+	for _, s := range r.shops {
+		n += s.count(name)
+	}
+	return n
+}
+
+// execute sends a 2026-07-28 codecall.execute to replica i.
+func (r *replicas) execute(t *testing.T, i int, script, state, answer string) *mcp.CallToolResult {
+	t.Helper()
+	return rawModernCall(t, r.shops[i], "codecall.execute", map[string]any{"script": script}, state, answer)
+}
+
+// outcome is the part of an execute result the tests read.
+type outcome struct {
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Kind, Code, Message, ToolName string
+	} `json:"error"`
+	Warnings []struct{ Type, Message string } `json:"warnings"`
+	Approval string                           `json:"approvalState"`
+}
+
+func readOutcome(t *testing.T, res *mcp.CallToolResult) outcome {
+	t.Helper()
+	if res.ResultType == mcp.ResultTypeInputRequired {
+		t.Fatalf("the run paused again: %+v", res)
+	}
+	var o outcome
+	if err := json.Unmarshal([]byte(mcp.GetTextFromContent(res.Content[0])), &o); err != nil {
+		t.Fatalf("not an execute result: %v: %s", err, mcp.GetTextFromContent(res.Content[0]))
+	}
+	return o
+}
+
+func mustPause(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if res.ResultType != mcp.ResultTypeInputRequired || !strings.HasPrefix(res.RequestState, "ccr1.") {
+		t.Fatalf("the plan did not pause with a durable requestState: %+v", res)
+	}
+	return res.RequestState
+}
+
+// TestDurableReplay runs plans that pause on one replica and are answered
+// on another: the plan runs again from its start there, each call it
+// completed answered from its journal, and no tool runs twice.
+func TestDurableReplay(t *testing.T) {
+	tests := []struct {
+		name, script string
+		answer       string
+		want         string // the result
+		counts       map[string]int64
+		status       string
+	}{
+		{"sequential", `
+			const before = await callTool('shop.list_orders', {});
+			const del = await callTool('shop.delete_order', {id: 'o1'});
+			const after = await callTool('shop.list_orders', {});
+			return [before.ok, del.ok, after.ok]`,
+			"approve", `[true,true,true]`, map[string]int64{"shop.list_orders": 2, "shop.delete_order": 1}, "ok"},
+		{"Promise.all", `
+			const [a, b, c] = await Promise.all([callTool('shop.list_orders', {}), callTool('shop.delete_order', {id: 'o1'}),
+				callTool('shop.update_note', {id: 'n'})]);
+			const d = await callTool('shop.update_note', {id: 'm'});
+			return [a.ok, b.ok, c.ok, d.ok]`,
+			"approve", `[true,true,true,true]`, map[string]int64{"shop.list_orders": 1, "shop.delete_order": 1, "shop.update_note": 2}, "ok"},
+		{"Date.now and Math.random", `
+			const t = Date.now(), r = Math.random();
+			await callTool('shop.list_orders', {});
+			await callTool('shop.delete_order', {id: 'o-' + r + '-' + t});
+			return typeof r`,
+			"approve", `"number"`, map[string]int64{"shop.list_orders": 1, "shop.delete_order": 1}, "ok"},
+		{"denied", `
+			await callTool('shop.list_orders', {});
+			try { await callTool('shop.delete_order', {id: 'o1'}) } catch (e) { return e.code }
+			return 'ran'`,
+			"deny", `"APPROVAL_DENIED"`, map[string]int64{"shop.list_orders": 1, "shop.delete_order": 0}, "ok"},
+		{"two approvals", `
+			await callTool('shop.delete_order', {id: 'o1'});
+			await callTool('shop.list_orders', {});
+			await callTool('shop.charge', {id: 'c1'});
+			return 'done'`,
+			"approve", `"done"`, map[string]int64{"shop.delete_order": 1, "shop.list_orders": 1, "shop.charge": 1}, "ok"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newReplicas(t, 3, nil, nil)
+			res := r.execute(t, 0, tc.script, "", "")
+			// Each answer goes to the next replica; a plan that asks again
+			// pauses again, wherever it runs.
+			for i := 1; res.ResultType == mcp.ResultTypeInputRequired; i++ {
+				if i > 3 {
+					t.Fatal("the plan keeps pausing")
+				}
+				res = r.execute(t, i%3, tc.script, mustPause(t, res), tc.answer)
+			}
+			o := readOutcome(t, res)
+			if o.Status != tc.status || string(o.Result) != tc.want {
+				t.Fatalf("status %s result %s, want %s %s; error %+v", o.Status, o.Result, tc.status, tc.want, o.Error)
+			}
+			for tool, want := range tc.counts {
+				if got := r.count(tool); got != want {
+					t.Errorf("%s ran %d times, want %d", tool, got, want)
+				}
+			}
+			if len(o.Warnings) == 0 || o.Warnings[0].Type != "replayed" {
+				t.Errorf("a resumed run says so in its warnings: %+v", o.Warnings)
+			}
+		})
+	}
+}
+
+// TestDurableJournalKeepsFirstValues: a tool that answers differently the
+// second time is not asked the second time; the resumed plan sees what
+// its first run saw, so the approved call is the one the person saw.
+func TestDurableJournalKeepsFirstValues(t *testing.T) {
+	r := newReplicas(t, 2, nil, nil)
+	var n atomic.Int64
+	for _, s := range r.shops {
+		s.srv.AddTool(mcp.NewTool("shop.next_id", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
+			mcp.WithOpenWorldHintAnnotation(false)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(fmt.Sprint(n.Add(1))), nil
+		})
+	}
+	script := `const id = await callTool('shop.next_id', {}); await callTool('shop.delete_order', {id: 'o' + id}); return id`
+	first := r.execute(t, 0, script, "", "")
+	res := r.execute(t, 1, script, mustPause(t, first), "approve")
+	if o := readOutcome(t, res); o.Status != "ok" || string(o.Result) != "1" {
+		t.Fatalf("resumed plan: %+v", o)
+	}
+	if n.Load() != 1 || r.count("shop.delete_order") != 1 {
+		t.Fatalf("next_id ran %d times, delete_order %d; want 1 and 1", n.Load(), r.count("shop.delete_order"))
+	}
+}
+
+// TestDurableDivergence: a replica whose catalog differs makes the resumed
+// plan take another path; the run ends with REPLAY_DIVERGED and calls
+// nothing twice, nor the approved call with other input.
+func TestDurableDivergence(t *testing.T) {
+	r := newReplicas(t, 2, nil, nil)
+	r.shops[0].srv.AddTool(mcp.NewTool("shop.extra", mcp.WithReadOnlyHintAnnotation(true)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("{}"), nil
+	})
+	script := `const t = getTool('shop.extra');
+		await callTool(t ? 'shop.list_orders' : 'shop.update_note', {id: 'x'});
+		await callTool('shop.delete_order', {id: 'o1'});
+		return 'done'`
+	first := r.execute(t, 0, script, "", "")
+	res := r.execute(t, 1, script, mustPause(t, first), "approve")
+	o := readOutcome(t, res)
+	if o.Status != "runtime_error" || o.Error == nil || o.Error.Kind != "replay_diverged" ||
+		!strings.Contains(o.Error.Message, "differs from its first run") {
+		t.Fatalf("diverged run: %+v %+v", o, o.Error)
+	}
+	if r.count("shop.list_orders") != 1 || r.count("shop.update_note") != 0 || r.count("shop.delete_order") != 0 {
+		t.Fatalf("calls: list %d, note %d, delete %d; want 1, 0, 0",
+			r.count("shop.list_orders"), r.count("shop.update_note"), r.count("shop.delete_order"))
+	}
+	// The run is over: the same answer again finds nothing.
+	again := r.execute(t, 0, script, mustPause(t, first), "approve")
+	if !again.IsError || !strings.Contains(mcp.GetTextFromContent(again.Content[0]), "no plan is waiting") {
+		t.Fatalf("answer after the end: %+v", again)
+	}
+}
+
+// TestDurableAnswersAreFinal: a denied or expired approval cannot be
+// answered again, and the tool never runs.
+func TestDurableAnswersAreFinal(t *testing.T) {
+	script := `try { await callTool('shop.delete_order', {id: 'o1'}) } catch (e) { return e.code } return 'ran'`
+	for _, tc := range []struct {
+		name, answer, want string
+		wait               bool
+	}{
+		{"denied", "deny", `"APPROVAL_DENIED"`, false},
+		{"expired", "approve", `"APPROVAL_EXPIRED"`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newReplicas(t, 2, nil, func(_ int, cfg *presets.Config) { cfg.Approval.Timeout = 200 * time.Millisecond })
+			token := mustPause(t, r.execute(t, 0, script, "", ""))
+			if tc.wait {
+				time.Sleep(300 * time.Millisecond) // past approval.timeout: the cause, not a race
+			}
+			o := readOutcome(t, r.execute(t, 1, script, token, tc.answer))
+			if o.Status != "ok" || string(o.Result) != tc.want {
+				t.Fatalf("result %+v, want %s", o, tc.want)
+			}
+			again := r.execute(t, 0, script, token, "approve")
+			if !again.IsError || !strings.Contains(mcp.GetTextFromContent(again.Content[0]), "no plan is waiting") {
+				t.Fatalf("a second answer: %+v", again)
+			}
+			if n := r.count("shop.delete_order"); n != 0 {
+				t.Fatalf("delete_order ran %d times", n)
+			}
+		})
+	}
+}
+
+// TestDurableRefusals: forged, foreign and stale requestStates are
+// refused without running anything.
+func TestDurableRefusals(t *testing.T) {
+	r := newReplicas(t, 2, nil, nil)
+	script := `await callTool('shop.delete_order', {id: 'o1'}); await callTool('shop.charge', {id: 'c1'}); return 1`
+	token := mustPause(t, r.execute(t, 0, script, "", ""))
+	other := newReplicas(t, 1, state.NewMemory(), nil) // another fleet: another store
+	for _, tc := range []struct {
+		name   string
+		res    *mcp.CallToolResult
+		reason string
+	}{
+		{"forged signature", r.execute(t, 1, script, token[:len(token)-4]+"0000", "approve"), "not issued by this server"},
+		{"other script", r.execute(t, 1, "return 2", token, "approve"), "another session or another script"},
+		{"unknown to the store", other.execute(t, 0, script, token, "approve"), "no plan is waiting"},
+	} {
+		if !tc.res.IsError || !strings.Contains(mcp.GetTextFromContent(tc.res.Content[0]), tc.reason) {
+			t.Errorf("%s: %+v, want %q", tc.name, tc.res, tc.reason)
+		}
+	}
+	second := mustPause(t, r.execute(t, 1, script, token, "approve")) // the genuine answer: the plan asks for charge
+	stale := r.execute(t, 0, script, token, "approve")
+	if !stale.IsError || !strings.Contains(mcp.GetTextFromContent(stale.Content[0]), "already answered") {
+		t.Fatalf("the first prompt's requestState again: %+v", stale)
+	}
+	if o := readOutcome(t, r.execute(t, 0, script, second, "approve")); o.Status != "ok" {
+		t.Fatalf("second answer: %+v", o)
+	}
+	if r.count("shop.delete_order") != 1 || r.count("shop.charge") != 1 {
+		t.Fatalf("delete %d, charge %d; want 1 and 1", r.count("shop.delete_order"), r.count("shop.charge"))
+	}
+}
+
+// downStore fails every write, as a store that cannot be reached does.
+type downStore struct{ state.Store }
+
+var errDown = errors.New("connection refused")
+
+func (downStore) Put(context.Context, string, []byte, time.Duration) error    { return errDown }
+func (downStore) PutNew(context.Context, string, []byte, time.Duration) error { return errDown }
+
+// TestDurableStoreDownFailsClosed: a plan that needs approval while the
+// store is down is not run past the call, and the call is not made.
+func TestDurableStoreDownFailsClosed(t *testing.T) {
+	r := newReplicas(t, 1, downStore{state.NewMemory()}, nil)
+	res := r.execute(t, 0, `await callTool('shop.list_orders', {}); return await callTool('shop.delete_order', {id: 'o1'})`, "", "")
+	o := readOutcome(t, res)
+	if o.Status != "tool_error" || o.Error == nil || o.Error.Code != "APPROVAL_REQUIRED" || !strings.Contains(o.Error.Message, "state store") {
+		t.Fatalf("store down: %+v %+v", o, o.Error)
+	}
+	if r.count("shop.delete_order") != 0 {
+		t.Fatal("the call ran without an approval on record")
+	}
+}
+
+// TestDurableProcessIsolation resumes a plan run in a sandboxed worker:
+// Replay and call indexes cross the bridge.
+func TestDurableProcessIsolation(t *testing.T) {
+	r := newReplicas(t, 2, nil, func(_ int, cfg *presets.Config) { cfg.VM.Isolation = presets.IsolationProcess })
+	if got := r.shops[0].cc.Isolation().Effective; got != presets.IsolationProcess {
+		t.Skipf("plans run %s here: %s", got, r.shops[0].cc.Isolation().Fallback)
+	}
+	script := `const [a, b] = await Promise.all([callTool('shop.list_orders', {}), callTool('shop.update_note', {id: String(Math.random())})]);
+		await callTool('shop.delete_order', {id: 'o' + Date.now()});
+		return [a.ok, b.ok]`
+	first := r.execute(t, 0, script, "", "")
+	o := readOutcome(t, r.execute(t, 1, script, mustPause(t, first), "approve"))
+	if o.Status != "ok" || string(o.Result) != "[true,true]" {
+		t.Fatalf("resumed in a worker: %+v %+v", o, o.Error)
+	}
+	if r.count("shop.list_orders") != 1 || r.count("shop.update_note") != 1 || r.count("shop.delete_order") != 1 {
+		t.Fatalf("calls: list %d, note %d, delete %d", r.count("shop.list_orders"), r.count("shop.update_note"), r.count("shop.delete_order"))
+	}
+}

@@ -1,0 +1,104 @@
+package state
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// KeyBytes is the size of a sealing key: AES-256.
+const KeyBytes = 32
+
+// Sealed is a Store whose values are encrypted with AES-256-GCM before
+// they reach the store underneath, the key they are filed under being the
+// additional data: a value copied under another key does not open.
+type Sealed struct {
+	Store
+	aead cipher.AEAD
+}
+
+// NewSealed wraps s so that values are sealed with key (KeyBytes long).
+func NewSealed(s Store, key []byte) (*Sealed, error) {
+	if len(key) != KeyBytes {
+		return nil, fmt.Errorf("state: a sealing key has %d bytes, not %d: %w", KeyBytes, len(key), ErrInvalid)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	return &Sealed{Store: s, aead: aead}, nil
+}
+
+// KeyFromEnv reads a sealing key from the environment variable name: 32
+// bytes written as 64 hex digits or in standard base64 (openssl rand
+// -base64 32 prints one). The error never repeats the value.
+func KeyFromEnv(name string) ([]byte, error) {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return nil, fmt.Errorf("state.keyEnv names %s, which is not set or empty; set it to 32 random bytes in base64, e.g. `openssl rand -base64 32`", name)
+	}
+	if b, err := hex.DecodeString(v); err == nil && len(b) == KeyBytes {
+		return b, nil
+	}
+	if b, err := base64.StdEncoding.DecodeString(v); err == nil && len(b) == KeyBytes {
+		return b, nil
+	}
+	return nil, fmt.Errorf("%s must hold %d bytes as 64 hex digits or base64 (`openssl rand -base64 32`); its value (%d characters) is neither", name, KeyBytes, len(v))
+}
+
+func (s *Sealed) seal(key string, value []byte) []byte {
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(value)+s.aead.Overhead())
+	_, _ = rand.Read(nonce)
+	return s.aead.Seal(nonce, nonce, value, []byte(key))
+}
+
+func (s *Sealed) open(key string, sealed []byte) ([]byte, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n+s.aead.Overhead() {
+		return nil, fmt.Errorf("state %q: the value is too short to be sealed: %w", key, ErrSealed)
+	}
+	out, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(key))
+	if err != nil {
+		return nil, fmt.Errorf("state %q: the key changed, or the entry was altered: %w", key, ErrSealed)
+	}
+	return out, nil
+}
+
+// Get implements Store.
+func (s *Sealed) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := s.Store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(key, b)
+}
+
+// Take implements Store.
+func (s *Sealed) Take(ctx context.Context, key string) ([]byte, error) {
+	b, err := s.Store.Take(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return s.open(key, b)
+}
+
+// Put implements Store.
+func (s *Sealed) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	return s.Store.Put(ctx, key, s.seal(key, value), ttl)
+}
+
+// PutNew implements Store.
+func (s *Sealed) PutNew(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	return s.Store.PutNew(ctx, key, s.seal(key, value), ttl)
+}
