@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -14,6 +15,7 @@ import (
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/state"
 )
 
 // withPython lists python in vm.languages, with process isolation.
@@ -163,5 +165,28 @@ result = s`})
 	text := mcp.GetTextFromContent(res.Content[0])
 	if json.Valid([]byte(text)) || !strings.Contains(text, "rows[2]") {
 		t.Errorf("the TOON text block: %s", text)
+	}
+}
+
+// TestPythonPlanPausesWithAStateStore: with a state store, a 2026-07-28
+// client's Python plan pauses for an approval in the process it runs in
+// (durable runs replay JavaScript plans) and resumes on the answer.
+func TestPythonPlanPausesWithAStateStore(t *testing.T) {
+	shop := newApprovalShopWith(t, func(cfg *presets.Config) {
+		withPython(cfg)
+		cfg.Approval.Timeout = 10 * time.Second
+	}, middleware.WithStateStore(state.NewMemory(), testStateKey))
+	if py := shop.cc.Isolation().Python; py == nil || py.Off != "" {
+		t.Skipf("Python plans cannot run here: %+v", py)
+	}
+	args := map[string]any{"language": "python", "script": `r = await call_tool("shop.delete_order", {"id": "o1"})
+result = {"deleted": r["ok"]}`}
+	res := rawModernCall(t, shop, "codecall.execute", args, "", "")
+	if res.ResultType != mcp.ResultTypeInputRequired || res.RequestState == "" {
+		t.Fatalf("the Python plan did not pause: %+v", res)
+	}
+	o := readOutcome(t, rawModernCall(t, shop, "codecall.execute", args, res.RequestState, "approve"))
+	if o.Status != "ok" || string(o.Result) != `{"deleted":true}` || shop.count("shop.delete_order") != 1 {
+		t.Errorf("after the approval: %+v, %d calls", o, shop.count("shop.delete_order"))
 	}
 }
