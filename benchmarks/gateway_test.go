@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -33,7 +34,17 @@ func TestMain(m *testing.M) {
 		_ = server.ServeStdio(upstreamServer())
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// The gateways these benchmarks start pin their upstreams' tool
+	// definitions in a directory of their own, not the user's.
+	state, err := os.MkdirTemp("", "codecall-bench-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 // upstreamServer has one tool returning a record of about 1 KiB, the size
@@ -58,7 +69,7 @@ func upstreamEntry(b *testing.B) presets.Upstream {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return presets.Upstream{Command: exe, Env: map[string]string{upstreamVar: "1"}}
+	return presets.Upstream{Command: exe, Env: map[string]string{upstreamVar: "1"}, Paths: []string{filepath.Dir(exe) + ":ro"}}
 }
 
 // gatewayFor puts CodeCall in front of the upstreams with their tools

@@ -221,6 +221,8 @@ func newTool(mt mcp.Tool, opts Options, r *rules) (*Tool, error) {
 		OutputSchema: out,
 		Annotations:  annotationsOf(mt.Annotations),
 		Examples:     s.Examples,
+
+		SandboxProfile: s.SandboxProfile,
 	}
 	if t.Source == "" {
 		t.Source = SourceInline

@@ -21,6 +21,11 @@ type Meta struct {
 	Source             Source    `json:"source,omitempty"`
 	Examples           []Example `json:"examples,omitempty"`
 	RequiresApproval   *bool     `json:"requiresApproval,omitempty"`
+	// SandboxProfile says how the server behind the tool runs, for a
+	// client to show before a call: for an upstream's tool, the gateway
+	// sets it from the upstream's sandbox (default, default+network,
+	// none, remote), and the upstream cannot.
+	SandboxProfile string `json:"sandboxProfile,omitempty"`
 }
 
 // SetMeta stores m under the tool's `_meta.codecall`, keeping any other

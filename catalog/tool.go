@@ -67,6 +67,9 @@ type Tool struct {
 	// RequiresApproval is true when metadata or config asks for a human's
 	// approval before each call.
 	RequiresApproval bool
+	// SandboxProfile is how the server behind the tool runs, from its
+	// metadata (see Meta.SandboxProfile); "" when it does not say.
+	SandboxProfile string
 	// VisibleInList is true when tools/list shows the tool next to the
 	// meta-tools.
 	VisibleInList bool

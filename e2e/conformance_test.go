@@ -94,7 +94,7 @@ func TestConformance(t *testing.T) {
 			},
 			// The fixture as a child process speaking stdio.
 			"stdio-upstream": func(*testing.T, context.Context) map[string]any {
-				return map[string]any{"command": fixture}
+				return map[string]any{"command": fixture, "paths": []string{filepath.Dir(fixture) + ":ro"}}
 			},
 		}
 		for _, name := range []string{"http-upstream", "stdio-upstream"} {

@@ -637,3 +637,19 @@ func (l *lineLog) text() string {
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "\n") + string(l.buf)
 }
+
+// TestMain gives the processes the tests start a state directory of their
+// own: a gateway pins its upstreams' tool definitions there, and a pin
+// left in the user's directory by another version of a fixture would hold
+// its tools back.
+func TestMain(m *testing.M) {
+	state, err := os.MkdirTemp("", "codecall-e2e-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
+}

@@ -71,12 +71,17 @@ func (s *setup) npmUpstreams(t *testing.T, extra map[string]any) (serversFile, f
 	servers := map[string]any{}
 	for id, entry := range upstreamPackages {
 		args := []string{filepath.Join(s.nodeDir, "node_modules", filepath.FromSlash(entry))}
-		u := map[string]any{"command": s.node, "args": args}
+		// Each runs under sandbox: default, seeing its node_modules
+		// read-only and the one directory it writes.
+		modules := filepath.Join(s.nodeDir, "node_modules") + ":ro"
+		u := map[string]any{"command": s.node, "args": args, "paths": []string{modules}}
 		switch id {
 		case "filesystem":
 			u["args"] = append(args, files)
+			u["paths"] = []string{modules, files}
 		case "memory":
 			u["env"] = map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}
+			u["paths"] = []string{modules, dir}
 		}
 		servers[id] = u
 	}
@@ -105,7 +110,8 @@ func TestGatewayProgressEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	servers := filepath.Join(dir, "servers.json")
 	entry := filepath.Join(s.nodeDir, "node_modules", filepath.FromSlash(upstreamPackages["everything"]))
-	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": s.node, "args": []string{entry}}}})
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"everything": map[string]any{"command": s.node, "args": []string{entry},
+		"paths": []string{filepath.Join(s.nodeDir, "node_modules") + ":ro"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

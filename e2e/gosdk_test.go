@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -87,7 +88,8 @@ func TestGoSDKClient(t *testing.T) {
 		if !supportsUpstreams(t, bin) {
 			t.Skip("this codecall serve has no --upstreams flag")
 		}
-		servers := writeServers(t, map[string]any{conformanceServerID: map[string]any{"command": buildFixture(t, root)}})
+		fixture := buildFixture(t, root)
+		servers := writeServers(t, map[string]any{conformanceServerID: map[string]any{"command": fixture, "paths": []string{filepath.Dir(fixture) + ":ro"}}})
 		serve := []string{"serve", "--upstreams", servers}
 
 		t.Run("stdio", func(t *testing.T) {

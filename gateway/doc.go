@@ -2,11 +2,14 @@
 // mcp-go server, so that CodeCall (package middleware) can be put in front
 // of servers written in any language.
 //
-// Each upstream (a command speaking MCP on stdio, or a streamable HTTP or
-// SSE endpoint) is one app: its tools are registered as
+// Each upstream (a command speaking MCP on stdio, a streamable HTTP or SSE
+// endpoint, or an OpenAPI app: a REST API's document, whose operations
+// package openapi serves on an in-process MCP server the upstream connects
+// to like to any other, see openapi.go) is one app: its tools are registered as
 // <serverId><separator><toolName> (or under their own names when the
 // upstream's prefix is false; a name two upstreams would serve is refused)
-// with _meta.codecall giving appId = serverId and source = upstream, and
+// with _meta.codecall giving appId = serverId and source = upstream (openapi
+// for an OpenAPI app), and
 // their schemas and annotations passed through. A call is forwarded under
 // the upstream's own tool name, on a persistent client that is started once
 // (eagerly or on first use) and restarted with backoff when it dies.

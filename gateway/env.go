@@ -29,6 +29,7 @@ func BaselineEnv() []string {
 type resolved struct {
 	env     []string          // the child's whole environment, NAME=value
 	headers map[string]string // HTTP headers
+	query   map[string]string // query parameters of an OpenAPI app's requests
 	secrets []string          // every value that came from a placeholder
 }
 
@@ -73,6 +74,7 @@ func resolve(u presets.Upstream, lookup func(string) (string, bool), depth int) 
 		for name, v := range u.Headers {
 			r.headers[name] = expand(v)
 		}
+		resolveOpenAPIAuth(u, &r, expand)
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)

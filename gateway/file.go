@@ -48,6 +48,11 @@ type entry struct {
 	ExcludeTools     []string          `json:"excludeTools"`
 	RequiresApproval *bool             `json:"requiresApproval"`
 	Prefix           *bool             `json:"prefix"`
+	Sandbox          string            `json:"sandbox"`
+	AllowNetwork     bool              `json:"allowNetwork"`
+	Paths            []string          `json:"paths"`
+	MaxMemory        json.RawMessage   `json:"maxMemory"`
+	MaxProcesses     int               `json:"maxProcesses"`
 
 	// Keys other clients write into the same file; accepted and ignored
 	// so that an existing file can be used as it is.
@@ -57,7 +62,7 @@ type entry struct {
 	TransportType json.RawMessage `json:"transportType"`
 }
 
-const entryKeys = "type, command, args, env, envAllowlist, cwd, url, headers, enabled (or disabled), timeout, includeTools, excludeTools, requiresApproval, prefix"
+const entryKeys = "type, command, args, env, envAllowlist, cwd, url, headers, enabled (or disabled), timeout, includeTools, excludeTools, requiresApproval, prefix, sandbox, allowNetwork, paths, maxMemory, maxProcesses"
 
 // ParseServers decodes a client configuration file. Unknown keys, wrong
 // types and invalid entries are errors naming the entry, so a typo cannot
@@ -130,7 +135,14 @@ func decodeEntry(raw json.RawMessage) (presets.Upstream, error) {
 		Type: e.Type, Command: e.Command, Args: e.Args, Env: e.Env, EnvAllowlist: e.EnvAllowlist,
 		Cwd: e.Cwd, URL: e.URL, Headers: e.Headers, Enabled: e.Enabled,
 		IncludeTools: e.IncludeTools, ExcludeTools: e.ExcludeTools, RequiresApproval: e.RequiresApproval,
-		Prefix: e.Prefix,
+		Prefix: e.Prefix, Sandbox: e.Sandbox, AllowNetwork: e.AllowNetwork, Paths: e.Paths, MaxProcesses: e.MaxProcesses,
+	}
+	if len(e.MaxMemory) > 0 {
+		n, err := byteSize(e.MaxMemory)
+		if err != nil {
+			return u, fmt.Errorf("maxMemory: %w", err)
+		}
+		u.MaxMemory = n
 	}
 	if e.Disabled != nil {
 		if e.Enabled != nil && *e.Enabled == *e.Disabled {
@@ -147,4 +159,18 @@ func decodeEntry(raw json.RawMessage) (presets.Upstream, error) {
 		u.Timeout = d
 	}
 	return u, nil
+}
+
+// byteSize reads a byte size written as a JSON number of bytes or a
+// string such as "512MiB".
+func byteSize(raw json.RawMessage) (int64, error) {
+	var n int64
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return 0, fmt.Errorf("%s is not a byte size; write a number of bytes or a string such as \"512MiB\"", raw)
+	}
+	return presets.ParseByteSize(s)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,34 @@ type options struct {
 	name, ver    string
 	depth        int // gateways above this one; set by New from EnvGatewayDepth
 	progress     func(StartEvent)
+	stateDir     string // pinned definitions live here; "" pins nothing
+	noPins       bool   // upstreams.pinDefinitions: false
+	newTools     string
+	quarantined  func(Quarantine)
 }
+
+// Quarantine is a tool the gateway holds back because its definition
+// changed since it was pinned, or because it is new and new tools are
+// quarantined.
+type Quarantine struct {
+	// Upstream is the server id; Tool the upstream's own tool name; Name
+	// the name the gateway would serve it under.
+	Upstream, Tool, Name string
+	// New is true for a tool new to a known upstream.
+	New bool
+	// Reason says why and what to run, for logs and the audit trail.
+	Reason string
+}
+
+// WithStateDir pins upstream tool definitions in dir (see
+// presets.UpstreamsConfig.PinDefinitions). Without it, or with
+// upstreams.pinDefinitions false, nothing is pinned.
+func WithStateDir(dir string) Option { return func(o *options) { o.stateDir = dir } }
+
+// WithQuarantine calls f once for each tool the gateway starts holding
+// back (not again while it stays held). It is how the command line writes
+// the audit event; the gateway logs the hold itself.
+func WithQuarantine(f func(Quarantine)) Option { return func(o *options) { o.quarantined = f } }
 
 // StartEvent is one step of an attempt to connect to an upstream: its
 // beginning, or its end with the time it took and its tools or its reason.
@@ -117,6 +145,11 @@ func WithConfig(c presets.UpstreamsConfig) Option {
 			o.sep = c.Separator
 		}
 		o.lazy = c.Start == presets.StartLazy
+		o.noPins = !c.Pinning()
+		o.newTools = c.NewTools
+		if c.StateDir != "" {
+			o.stateDir = c.StateDir
+		}
 		if c.StartTimeout > 0 {
 			o.startTimeout = c.StartTimeout
 		}
@@ -136,6 +169,7 @@ type Gateway struct {
 
 	mu             sync.Mutex
 	ups            map[string]*upstream
+	pins           *pins                // nil: definitions are not pinned
 	owners         map[string]*upstream // registered tool name -> its upstream
 	promptOwners   map[string]*upstream // registered prompt name -> its upstream
 	resourceOwners map[string]*upstream // registered resource URI -> its upstream
@@ -187,9 +221,15 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 		return nil, err
 	}
 	o.depth = depth
+	if o.newTools != "" && o.newTools != presets.NewToolsAccept && o.newTools != presets.NewToolsQuarantine {
+		return nil, fmt.Errorf("gateway: upstreams.newTools %q: allowed: %s, %s", o.newTools, presets.NewToolsAccept, presets.NewToolsQuarantine)
+	}
 	g := &Gateway{opts: o, log: o.log, ups: map[string]*upstream{}, owners: map[string]*upstream{},
 		promptOwners: map[string]*upstream{}, resourceOwners: map[string]*upstream{}, templates: map[string]ownedTemplate{},
 		subs: map[string]map[string]bool{}, started: make(chan struct{})}
+	if o.stateDir != "" && !o.noPins {
+		g.pins = newPins(o.stateDir, o.newTools)
+	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	// A request for tools waits until every upstream has been tried, so
 	// the first tools/list is complete; the handshake never waits.
@@ -247,6 +287,7 @@ func ServersOf(c presets.UpstreamsConfig, baseDir string) (map[string]presets.Up
 	if servers == nil {
 		servers = map[string]presets.Upstream{}
 	}
+	openapiPaths(servers, baseDir)
 	if c.File == "" {
 		return servers, nil
 	}
@@ -341,6 +382,17 @@ type Status struct {
 	Error string `json:"error,omitempty"`
 	// Restarts counts failed starts and deaths since it was last stable.
 	Restarts int `json:"restarts"`
+	// Sandbox is how it runs: default, default+network, none (stdio) or
+	// remote (HTTP, SSE).
+	Sandbox string `json:"sandbox"`
+	// Quarantined are its tools held back (their own names, sorted): a
+	// definition changed since it was pinned, or a new tool under
+	// upstreams.newTools quarantine.
+	Quarantined []string `json:"quarantined,omitempty"`
+	// DownSince is when a failed upstream went down (zero unless
+	// failed); RetryAt is when it is tried again.
+	DownSince time.Time `json:"downSince,omitzero"`
+	RetryAt   time.Time `json:"retryAt,omitzero"`
 }
 
 // Status reports every enabled upstream, sorted by id.
@@ -357,11 +409,13 @@ func (g *Gateway) Status() []Status {
 
 // Reload replaces the upstream definitions: removed servers are stopped and
 // their tools removed, new ones started, changed ones (including a changed
-// value of a ${VAR} they use) restarted; unchanged ones keep running.
+// value of a ${VAR} they use, or an OpenAPI app whose document changed)
+// restarted; unchanged ones keep running.
 func (g *Gateway) Reload(ctx context.Context, servers map[string]presets.Upstream) error {
 	if err := (presets.UpstreamsConfig{Separator: g.opts.sep, Servers: servers}).Validate(); err != nil {
 		return fmt.Errorf("gateway: reload: %w", err)
 	}
+	specs := g.changedSpecs(ctx) // reads documents: outside g.mu
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
@@ -371,7 +425,7 @@ func (g *Gateway) Reload(ctx context.Context, servers map[string]presets.Upstrea
 	var start []*upstream
 	for id, u := range g.ups {
 		next, ok := servers[id]
-		if !ok || !next.IsEnabled() || !reflect.DeepEqual(next, u.cfg) || u.envChanged() {
+		if !ok || !next.IsEnabled() || !reflect.DeepEqual(next, u.cfg) || u.envChanged() || specs[id] {
 			stop = append(stop, u)
 			delete(g.ups, id)
 		}
@@ -389,6 +443,19 @@ func (g *Gateway) Reload(ctx context.Context, servers map[string]presets.Upstrea
 	for _, u := range stop {
 		u.close()
 		g.log.Info("gateway: upstream stopped for reload", "upstream", u.id)
+	}
+	// The upstreams that keep running are checked against the pinned
+	// definitions again: an operator may have accepted some.
+	g.mu.Lock()
+	kept := make([]*upstream, 0, len(g.ups))
+	for _, u := range g.ups {
+		if !slices.Contains(start, u) {
+			kept = append(kept, u)
+		}
+	}
+	g.mu.Unlock()
+	for _, u := range kept {
+		u.recheck()
 	}
 	if lazyPending {
 		return nil

@@ -107,8 +107,8 @@ func TestToolsAreExposedWithAppAndSource(t *testing.T) {
 		t.Fatalf("fx.add not listed: %+v", list.Tools)
 	}
 	m, ok, err := catalog.ReadMeta(*add)
-	if !ok || err != nil || m.AppID != "fx" || m.Source != catalog.SourceUpstream {
-		t.Errorf("_meta.codecall = %+v (ok %v, err %v), want appId fx, source upstream", m, ok, err)
+	if !ok || err != nil || m.AppID != "fx" || m.Source != catalog.SourceUpstream || m.SandboxProfile != presets.SandboxDefault {
+		t.Errorf("_meta.codecall = %+v (ok %v, err %v), want appId fx, source upstream, sandboxProfile default", m, ok, err)
 	}
 	if add.Annotations.ReadOnlyHint == nil || !*add.Annotations.ReadOnlyHint {
 		t.Errorf("annotations not passed through: %+v", add.Annotations)
@@ -252,12 +252,16 @@ func TestListChangedUpdatesToolsAndReachesClients(t *testing.T) {
 }
 
 func TestCancellationReachesTheUpstream(t *testing.T) {
-	g, _ := newGateway(t, map[string]presets.Upstream{"fx": fixture(t, "ok", nil)})
+	// The sandboxed upstream writes its marker where its paths let it.
+	dir := t.TempDir()
+	fx := fixture(t, "ok", nil)
+	fx.Paths = append(fx.Paths, dir)
+	g, _ := newGateway(t, map[string]presets.Upstream{"fx": fx})
 	if err := g.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	s := connect(t, g.Server())
-	marker := filepath.Join(t.TempDir(), "cancelled")
+	marker := filepath.Join(dir, "cancelled")
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	req := mcp.CallToolRequest{}

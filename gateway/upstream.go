@@ -10,9 +10,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -22,6 +25,7 @@ import (
 
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/toolerr"
 )
 
@@ -63,6 +67,8 @@ type upstream struct {
 	err        string // why it last failed, redacted
 	failures   int
 	upSince    time.Time
+	downSince  time.Time // when it went down; zero while ready
+	retryAt    time.Time // when the scheduled restart runs
 	connecting chan struct{}
 	retry      *time.Timer
 	pipe       *stderrPipe // the current child's stderr, stdio only
@@ -71,6 +77,9 @@ type upstream struct {
 	caps mcp.ServerCapabilities // what the running upstream offers; u.mu
 
 	syncMu    sync.Mutex          // serialises list updates
+	refreshMu sync.Mutex          // serialises re-listings after tools/list_changed
+	listed    []mcp.Tool          // the upstream's last tools/list, kept by the globs
+	held      map[string]bool     // upstream tool names held back by the pins -> new (not changed)
 	tools     map[string]mcp.Tool // gateway name -> tool as registered
 	prompts   map[string]string   // gateway name -> upstream prompt name
 	resources map[string]bool     // resource URIs registered
@@ -78,6 +87,8 @@ type upstream struct {
 
 	callsMu sync.Mutex
 	calls   map[string]*inflight // gateway progress token -> call
+
+	specHash [32]byte // the OpenAPI document served (openapi only); u.mu
 }
 
 // inflight is a call forwarded to the upstream, so that its notifications
@@ -101,6 +112,9 @@ func (g *Gateway) newUpstream(id string, cfg presets.Upstream) *upstream {
 	if u.timeout <= 0 {
 		u.timeout = DefaultCallTimeout
 	}
+	if cfg.Transport() == presets.UpstreamOpenAPI {
+		u.timeout = openapiCeiling(cfg, u.timeout)
+	}
 	return u
 }
 
@@ -108,7 +122,8 @@ func hashResolved(r resolved) [32]byte {
 	b, _ := json.Marshal(struct {
 		Env     []string
 		Headers map[string]string
-	}{r.env, r.headers})
+		Query   map[string]string
+	}{r.env, r.headers, r.query})
 	return sha256.Sum256(b)
 }
 
@@ -124,8 +139,18 @@ func (u *upstream) status() Status {
 	defer u.mu.Unlock()
 	u.syncMu.Lock()
 	n := len(u.tools)
+	var held []string
+	for name := range u.held {
+		held = append(held, name)
+	}
 	u.syncMu.Unlock()
-	return Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures}
+	sort.Strings(held)
+	st := Status{ID: u.id, Transport: u.cfg.Transport(), State: u.state, Tools: n, Error: u.err, Restarts: u.failures,
+		Sandbox: u.cfg.SandboxProfile(), Quarantined: held}
+	if u.state == stateFailed {
+		st.DownSince, st.RetryAt = u.downSince, u.retryAt
+	}
+	return st
 }
 
 // connect starts the upstream unless it is running; concurrent callers
@@ -209,6 +234,7 @@ func (u *upstream) connect(ctx context.Context) error {
 	u.state = stateReady
 	u.err = ""
 	u.upSince = time.Now()
+	u.downSince, u.retryAt = time.Time{}, time.Time{}
 	u.mu.Unlock()
 	u.g.log.Info("gateway: upstream ready", "upstream", u.id, "transport", u.cfg.Transport(),
 		"tools", len(lst.tools), "prompts", len(lst.prompts), "resources", len(lst.resources), "resourceTemplates", len(lst.templates))
@@ -237,6 +263,9 @@ func (u *upstream) fail(msg string) {
 		u.failures = 0
 	}
 	u.upSince = time.Time{}
+	if u.downSince.IsZero() {
+		u.downSince = time.Now()
+	}
 	u.failures++
 	u.state = stateFailed
 	u.err = msg
@@ -248,6 +277,7 @@ func (u *upstream) fail(msg string) {
 	if u.retry != nil {
 		u.retry.Stop()
 	}
+	u.retryAt = time.Now().Add(delay)
 	u.retry = time.AfterFunc(delay, func() {
 		u.g.spawn(func() { _ = u.connect(u.g.ctx) })
 	})
@@ -340,7 +370,7 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 			stderr.closeWriter()
 			_ = stderr.r.Close()
 		}
-		return nil, listing{}, fmt.Errorf("cannot start: %w", err)
+		return nil, listing{}, fmt.Errorf("cannot start: %w%s", err, sandboxStartHint(u.cfg.SandboxProfile(), err))
 	}
 	if stderr != nil {
 		stderr.closeWriter()
@@ -369,7 +399,7 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 		if stderr != nil {
 			// The process's last words usually say why it stopped.
 			stderr.waitDrained(time.Second)
-			msg += stderr.buf.suffix()
+			msg += stderr.buf.suffix() + u.sandboxNote()
 		}
 		return nil, listing{}, errors.New(msg)
 	}
@@ -417,6 +447,9 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 // the resolved environment and its stderr is kept for error messages.
 func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 	switch u.cfg.Transport() {
+	case presets.UpstreamOpenAPI:
+		t, err := u.openapiTransport()
+		return t, nil, err
 	case presets.UpstreamHTTP:
 		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening(),
 			transport.WithHTTPLogger(u.g.log.With("upstream", u.id)))
@@ -438,14 +471,99 @@ func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 	env, dir := u.res.env, u.cfg.Cwd
 	t := transport.NewStdioWithOptions(u.cfg.Command, nil, u.cfg.Args, transport.WithCommandLogger(u.g.log.With("upstream", u.id)), transport.WithCommandFunc(
 		func(_ context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-			cmd := exec.Command(command, args...)
+			var cmd *exec.Cmd
+			if u.cfg.SandboxProfile() == presets.SandboxNone {
+				cmd = exec.Command(command, args...)
+				cmd.Dir = dir
+			} else {
+				prof, err := u.sandboxProfile()
+				if err != nil {
+					return nil, err
+				}
+				if cmd, err = prof.Command(command, args, env); err != nil {
+					return nil, err
+				}
+			}
 			// Not os.Environ(): only the baseline, the allowlist and env.
 			cmd.Env = env
-			cmd.Dir = dir
 			cmd.Stderr = p.w
 			return cmd, nil
 		}))
 	return t, p, nil
+}
+
+// sandboxProfile is the confinement of a stdio upstream under sandbox
+// default: its cwd (absolute) read-write, its paths, the user's package
+// caches read-only, the network only with allowNetwork. Without a cwd it
+// works in its own private /tmp, not in CodeCall's directory.
+func (u *upstream) sandboxProfile() (sandbox.Profile, error) { return sandboxProfileOf(u.cfg) }
+
+func sandboxProfileOf(cfg presets.Upstream) (sandbox.Profile, error) {
+	home, _ := os.UserHomeDir()
+	p := sandbox.Profile{Network: cfg.AllowNetwork, Home: home, MaxMemoryBytes: cfg.MaxMemory, MaxProcesses: int64(cfg.MaxProcesses)}
+	if cfg.Cwd != "" {
+		dir, err := filepath.Abs(cfg.Cwd)
+		if err != nil {
+			return p, fmt.Errorf("cwd %q: %w", cfg.Cwd, err)
+		}
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return p, fmt.Errorf("sandbox: cwd %q is not a directory; create it or change cwd", dir)
+		}
+		p.Dir = dir
+	}
+	for _, v := range cfg.ViewPaths(home) {
+		if _, err := os.Stat(v.Path); err != nil {
+			return p, fmt.Errorf("sandbox: paths entry %q does not exist (%v); create it or remove it from paths", v.Path, errors.Unwrap(err))
+		}
+		p.Paths = append(p.Paths, sandbox.ViewPath{Path: v.Path, Write: !v.ReadOnly})
+	}
+	return p, nil
+}
+
+// CheckSandbox reports whether a stdio upstream under sandbox default
+// could be launched as configured, without starting it: its cwd and paths
+// exist, and its command and the files its arguments name are inside its
+// view (the command is looked up on path, the PATH it would get). It
+// returns the view's paths for display, nil for sandbox none and remote
+// servers.
+func CheckSandbox(u presets.Upstream, path string) ([]sandbox.ViewPath, error) {
+	if p := u.SandboxProfile(); p == presets.SandboxNone || p == presets.SandboxRemote {
+		return nil, nil
+	}
+	prof, err := sandboxProfileOf(u)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := prof.Command(u.Command, u.Args, []string{"PATH=" + path}); err != nil {
+		return nil, err
+	}
+	return prof.View(), nil
+}
+
+// sandboxStartHint says why a sandboxed upstream's launcher may have been
+// refused at its very start: the host does not let this user create the
+// namespaces the sandbox needs. "" for other errors and profiles.
+func sandboxStartHint(profile string, err error) string {
+	if profile != presets.SandboxDefault && profile != presets.SandboxDefaultNetwork {
+		return ""
+	}
+	if !errors.Is(err, os.ErrPermission) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EINVAL) {
+		return ""
+	}
+	return " (the sandbox needs user, pid and mount namespaces, which this host refuses to this user: see kernel.unprivileged_userns_clone, " +
+		"AppArmor's restrict_unprivileged_userns, user.max_user_namespaces or the container's seccomp profile; or set sandbox: none to run the server unconfined)"
+}
+
+// sandboxNote is added to why a sandboxed upstream failed to start: what
+// it was not given is the usual cause.
+func (u *upstream) sandboxNote() string {
+	switch u.cfg.SandboxProfile() {
+	case presets.SandboxDefault:
+		return " (it runs under sandbox: default, with no network and only the runtime directories, cwd and paths: visible; give it what it needs with paths: or allowNetwork: true)"
+	case presets.SandboxDefaultNetwork:
+		return " (it runs under sandbox: default with the network, and only the runtime directories, cwd and paths: visible; give it what it needs with paths:)"
+	}
+	return ""
 }
 
 // client returns the running client, starting the upstream if it is not
@@ -652,6 +770,11 @@ func (u *upstream) refresh(gen uint64) {
 	if !ok {
 		return
 	}
+	// One re-listing at a time, so that an older listing is never applied
+	// after a newer one (the pins would see a definition change back and
+	// forth).
+	u.refreshMu.Lock()
+	defer u.refreshMu.Unlock()
 	ctx, cancel := context.WithTimeout(u.g.ctx, u.g.opts.startTimeout)
 	defer cancel()
 	res, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
@@ -670,9 +793,11 @@ func (u *upstream) setTools(tools []mcp.Tool) {
 	if u.g.ctx.Err() != nil {
 		return
 	}
+	listed := u.keptTools(tools)
+	u.listed = listed
 	want := map[string]mcp.Tool{}
 	orig := map[string]string{}
-	for _, t := range u.keptTools(tools) {
+	for _, t := range u.pinned(listed) {
 		gt := u.expose(t)
 		want[gt.Name] = gt
 		orig[gt.Name] = t.Name
@@ -699,6 +824,55 @@ func (u *upstream) setTools(tools []mcp.Tool) {
 	}
 }
 
+// recheck applies the pinned definitions again to the last listing (after
+// an operator accepted some, on reload).
+func (u *upstream) recheck() {
+	u.syncMu.Lock()
+	listed := u.listed
+	u.syncMu.Unlock()
+	if u.g.pins != nil && listed != nil {
+		u.setTools(listed)
+	}
+}
+
+// pinned returns the tools the pinned definitions let through, and holds
+// back the others: logged, and reported through WithQuarantine, once per
+// hold. When the pins cannot be read or written it holds back every tool:
+// a gateway that cannot tell a changed definition from a known one does
+// not serve it. u.syncMu held.
+func (u *upstream) pinned(tools []mcp.Tool) []mcp.Tool {
+	if u.g.pins == nil {
+		return tools
+	}
+	held, err := u.g.pins.check(u.id, tools)
+	if err != nil {
+		u.g.log.Error("gateway: cannot check the pinned tool definitions; the upstream's tools are held back", "upstream", u.id,
+			"error", err, "fix", "make upstreams.stateDir writable, or set upstreams.pinDefinitions: false")
+		held = map[string]bool{}
+		for _, t := range tools {
+			held[t.Name] = false
+		}
+	}
+	var out []mcp.Tool
+	for _, t := range tools {
+		isNew, ok := held[t.Name]
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		if _, already := u.held[t.Name]; already || err != nil {
+			continue
+		}
+		q := Quarantine{Upstream: u.id, Tool: t.Name, Name: u.exposedName(t.Name), New: isNew, Reason: quarantineText(u.id, t.Name, isNew)}
+		u.g.log.Warn("gateway: tool held back", "upstream", u.id, "tool", t.Name, "reason", q.Reason)
+		if f := u.g.opts.quarantined; f != nil {
+			f(q)
+		}
+	}
+	u.held = held
+	return out
+}
+
 func sameTool(a, b mcp.Tool) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
@@ -715,6 +889,9 @@ func (u *upstream) exposedName(name string) string {
 
 // keptTools returns the tools that pass the include/exclude globs.
 func (u *upstream) keptTools(tools []mcp.Tool) []mcp.Tool {
+	if u.cfg.Transport() == presets.UpstreamOpenAPI {
+		return tools // selected by operation (openapiSelect)
+	}
 	var out []mcp.Tool
 	for _, t := range tools {
 		if (len(u.include) > 0 && !u.include.Match(t.Name)) || u.exclude.Match(t.Name) {
@@ -738,9 +915,17 @@ func (u *upstream) expose(t mcp.Tool) mcp.Tool {
 		VisibleInListTools: own.VisibleInListTools, EnabledInCodeCall: own.EnabledInCodeCall,
 		Tags: own.Tags, Examples: own.Examples,
 		AppID: u.id, Source: catalog.SourceUpstream, RequiresApproval: u.cfg.RequiresApproval,
+		SandboxProfile: u.cfg.SandboxProfile(),
 	}
 	if own.RequiresApproval != nil && *own.RequiresApproval {
 		m.RequiresApproval = catalog.Bool(true)
+	}
+	if u.cfg.Transport() == presets.UpstreamOpenAPI {
+		// Written by CodeCall from the operator's own operations: overrides.
+		m.Source = catalog.SourceOpenAPI
+		if own.RequiresApproval != nil {
+			m.RequiresApproval = own.RequiresApproval
+		}
 	}
 	t.Name = u.exposedName(t.Name)
 	t.Description = u.red.String(t.Description)

@@ -111,6 +111,54 @@ type Servers interface {
 	Ensure(ctx context.Context, id string) error
 }
 
+// ServerHealth is what Servers may also tell: which servers are down, so
+// that search and describe say so instead of a model finding nothing or
+// meeting UNAVAILABLE at its first call. It may be called from any
+// goroutine, on every search.
+type ServerHealth interface {
+	Unavailable() []UnavailableServer
+}
+
+// UnavailableServer is a server (an app) that is not running.
+type UnavailableServer struct {
+	// ID is the server's id, which is the app id of its tools.
+	ID string `json:"appId"`
+	// Reason says why it is down, secrets removed.
+	Reason string `json:"reason"`
+	// Since is when it went down; RetryAt when it is tried again (zero:
+	// not scheduled).
+	Since   time.Time `json:"since"`
+	RetryAt time.Time `json:"retryAt,omitempty"`
+}
+
+// unavailable returns the servers down now, by id; nil when none is or
+// the servers cannot say.
+func (st *State) unavailable() map[string]UnavailableServer {
+	h, ok := st.Servers.(ServerHealth)
+	if !ok {
+		return nil
+	}
+	var out map[string]UnavailableServer
+	for _, s := range h.Unavailable() {
+		if out == nil {
+			out = map[string]UnavailableServer{}
+		}
+		out[s.ID] = s
+	}
+	return out
+}
+
+// unavailableWarning tells a model that a server is down, since when, why
+// and when it is retried.
+func unavailableWarning(s UnavailableServer, now time.Time) Warning {
+	msg := fmt.Sprintf("upstream %q is not running since %s (%s ago): %s", s.ID, s.Since.UTC().Format(time.RFC3339), now.Sub(s.Since).Round(time.Second), s.Reason)
+	if !s.RetryAt.IsZero() {
+		msg += fmt.Sprintf("; it is retried at %s (in %s)", s.RetryAt.UTC().Format(time.RFC3339), max(s.RetryAt.Sub(now), 0).Round(time.Second))
+	}
+	msg += "; its tools (appId " + s.ID + ") answer UNAVAILABLE until then"
+	return Warning{Type: "upstream_unavailable", Message: msg}
+}
+
 // limitKeys maps §3.2.4's limit keys to how they lower the operator's
 // limits; each returns the ceiling in the key's unit.
 var limitKeys = []struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -42,6 +43,8 @@ type DescribedTool struct {
 	Annotations      *catalog.Annotations `json:"annotations,omitempty"`
 	Examples         []catalog.Example    `json:"examples,omitempty"`
 	RequiresApproval bool                 `json:"requiresApproval,omitempty"`
+	SandboxProfile   string               `json:"sandboxProfile,omitempty"`
+	Unavailable      bool                 `json:"unavailable,omitempty"`
 	TypeScript       string               `json:"typescript,omitempty"`
 }
 
@@ -95,6 +98,8 @@ func (h *handlers) describe(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 func (st *State) describe(ctx context.Context, names []string, limit int, format string, offered func(context.Context, string) (*catalog.Tool, bool)) DescribeOutput {
 	out := DescribeOutput{Tools: []DescribedTool{}}
 	seen := map[string]bool{}
+	down := st.unavailable()
+	warned := map[string]bool{}
 	var omitted []string
 	for _, name := range names {
 		if seen[name] {
@@ -110,7 +115,15 @@ func (st *State) describe(ctx context.Context, names []string, limit int, format
 			omitted = append(omitted, name)
 			continue
 		}
-		out.Tools = append(out.Tools, describeTool(t, format))
+		d := describeTool(t, format)
+		if s, ok := down[d.AppID]; ok {
+			d.Unavailable = true
+			if !warned[s.ID] {
+				warned[s.ID] = true
+				out.Warnings = append(out.Warnings, unavailableWarning(s, time.Now()))
+			}
+		}
+		out.Tools = append(out.Tools, d)
 	}
 	if len(omitted) > 0 {
 		out.Warnings = append(out.Warnings, Warning{Type: "truncated",
@@ -131,7 +144,7 @@ func (st *State) describe(ctx context.Context, names []string, limit int, format
 func describeTool(t *catalog.Tool, format string) DescribedTool {
 	d := DescribedTool{
 		Name: t.Name, Title: t.Title, Description: t.Description, AppID: t.AppID, Source: string(t.Source),
-		Tags: t.Tags, Examples: t.Examples, RequiresApproval: t.RequiresApproval,
+		Tags: t.Tags, Examples: t.Examples, RequiresApproval: t.RequiresApproval, SandboxProfile: t.SandboxProfile,
 	}
 	if format != DescribeTS {
 		d.InputSchema, d.OutputSchema = t.InputSchema, t.OutputSchema

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -44,6 +46,12 @@ type SearchHit struct {
 	Score       float64 `json:"score"`
 	// RequiresApproval is true when a person is asked before each call.
 	RequiresApproval bool `json:"requiresApproval,omitempty"`
+	// SandboxProfile is how the server behind the tool runs (an upstream:
+	// default, default+network, none, remote); empty when not known.
+	SandboxProfile string `json:"sandboxProfile,omitempty"`
+	// Unavailable is true when the tool's server is down (see the
+	// upstream_unavailable warning): a call fails until it is back.
+	Unavailable bool `json:"unavailable,omitempty"`
 	// Effect is what a call does, from the tool's own annotations:
 	// read-only, writes or destructive; empty when the tool does not say.
 	Effect string `json:"effect,omitempty"`
@@ -146,13 +154,20 @@ func (st *State) search(ctx context.Context, in SearchInput, offered func(contex
 		return SearchOutput{}, "", &toolerr.Error{Code: toolerr.Execution, Message: "search failed: " + err.Error()}
 	}
 	out = SearchOutput{Tools: make([]SearchHit, 0, len(res.Hits)), TotalAvailableTools: res.TotalAvailable}
+	down := st.unavailable()
 	for _, hit := range res.Hits {
 		// The index holds only enabled tools, but the gate has the last word
 		// on every path.
 		if !offered(ctx, hit.Tool.Name) {
 			continue
 		}
-		out.Tools = append(out.Tools, searchHit(hit.Tool, hit.Score))
+		h := searchHit(hit.Tool, hit.Score)
+		_, h.Unavailable = down[h.AppID]
+		out.Tools = append(out.Tools, h)
+	}
+	now := time.Now()
+	for _, id := range slices.Sorted(maps.Keys(down)) {
+		out.Warnings = append(out.Warnings, unavailableWarning(down[id], now))
 	}
 	for _, w := range res.Warnings {
 		out.Warnings = append(out.Warnings, Warning{Type: w.Type, Message: w.Message})
@@ -167,7 +182,7 @@ func searchHit(t *catalog.Tool, score float64) SearchHit {
 	h := SearchHit{
 		Name: t.Name, Description: summary(t.Description, maxHitDescription),
 		AppID: t.AppID, Source: string(t.Source), Score: math.Round(score*1000) / 1000,
-		RequiresApproval: t.RequiresApproval,
+		RequiresApproval: t.RequiresApproval, SandboxProfile: t.SandboxProfile,
 	}
 	if a := t.Annotations; !a.Defaulted {
 		switch {

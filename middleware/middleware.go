@@ -202,9 +202,11 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 	if c.outOfBand != nil {
 		g.state.OutOfBand = c.outOfBand
 	}
+	// The servers start what codemode.run requests and, when they can
+	// say which are down (meta.ServerHealth), tell search and describe.
+	g.state.Servers = c.opts.servers
 	if cfg.Offers(presets.SurfaceCodeMode) {
 		g.state.CodeMode = meta.NewModules(&g.state)
-		g.state.Servers = c.opts.servers
 	}
 	g.metaTools = meta.Listed(&g.state)
 	return g, nil

@@ -217,8 +217,9 @@ func WithoutReload() Option {
 
 // WithServers gives codemode.run's requestedCapabilities the servers
 // behind the catalog, so that a requested server is started (or found
-// unavailable and reported) before the script runs. The gateway
-// (gateway.Gateway) is one; a server wrapped on its own needs none.
+// unavailable and reported) before the script runs; when s is also a
+// meta.ServerHealth, search and describe say which servers are down. The
+// gateway (gateway.Gateway) is one; a server wrapped on its own needs none.
 func WithServers(s meta.Servers) Option {
 	return func(o *options) { o.servers = s }
 }

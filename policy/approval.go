@@ -194,6 +194,24 @@ func (a *Approvals) trustLocked(session, tool string) {
 	a.trust[trustKey{session, tool}] = a.now()
 }
 
+// sandboxSummary says in words how the server behind a tool runs, from its
+// sandbox profile (catalog.Tool.SandboxProfile); "" when it does not say.
+func sandboxSummary(profile string) string {
+	switch profile {
+	case "":
+		return ""
+	case "default":
+		return "sandbox default: no network, only its own directories visible"
+	case "default+network":
+		return "sandbox default+network: the host's network, only its own directories visible"
+	case "none":
+		return "sandbox none: the server runs with the gateway's own rights (every file and the network)"
+	case "remote":
+		return "a remote server (HTTP): the gateway confines nothing of it"
+	}
+	return "sandbox " + profile
+}
+
 // Prompt builds the elicitation a person answers: the tool's name, title,
 // description and side-effect hints, the policy's reason, and the
 // arguments with secrets redacted.
@@ -212,6 +230,9 @@ func (a *Approvals) Prompt(req ApprovalRequest) mcp.ElicitationParams {
 		fmt.Fprintf(&b, "What it does: %s\n", d)
 	}
 	fmt.Fprintf(&b, "Side effects: %s\n", hintSummary(t))
+	if where := sandboxSummary(t.SandboxProfile); where != "" {
+		fmt.Fprintf(&b, "Runs in: %s\n", where)
+	}
 	if req.Reason != "" {
 		fmt.Fprintf(&b, "Why you are asked: %s\n", req.Reason)
 	}

@@ -106,7 +106,7 @@
 //	upstreams.start          string   eager | lazy (default eager)
 //	upstreams.startTimeout   duration >= 0 (default 1m)
 //	upstreams.servers.<id>   mapping  one upstream MCP server; id: letters, digits, _ -
-//	  type                   string   stdio | http | sse (inferred: command -> stdio, url -> http)
+//	  type                   string   stdio | http | sse | openapi (inferred: command -> stdio, url -> http, openapi -> openapi)
 //	  command, args          string, [string]  the stdio server
 //	  env                    mapping  set for the child; values may hold ${VAR}
 //	  envAllowlist           [string] CodeCall variables passed on; nothing else but PATH, HOME, ... is
@@ -118,6 +118,13 @@
 //	  excludeTools           [glob]   wins over includeTools
 //	  requiresApproval       bool     default for every tool of the server
 //	  prefix                 bool     false: tool and prompt names unchanged (default true: <id><separator><name>)
+//	  openapi                path|URL an OpenAPI app: the document whose operations become tools (no command or url)
+//	  baseUrl                URL      where the app's requests go (default: the document's first server)
+//	  auth.bearer            string   Authorization: Bearer <value>; may hold ${VAR}
+//	  auth.query             mapping  query parameters added to every request; values may hold ${VAR}
+//	  operations.<id>        mapping  per operationId: requiresApproval (bool), timeout (duration)
+//	  allowPrivateNetwork    bool     let the app reach loopback/private/link-local addresses (default false)
+//	  maxResponseBytes       bytes    largest response body read (default 4MiB)
 //
 // The preset values:
 //

@@ -30,6 +30,19 @@ type UpstreamsConfig struct {
 	// initialize handshake and the first tools/list (default 60s: npx may
 	// download the server first).
 	StartTimeout time.Duration `koanf:"startTimeout" json:"startTimeout,omitempty"`
+	// PinDefinitions records each upstream tool's definition (name,
+	// description, schemas, annotations) the first time it is seen, in
+	// StateDir, and holds back a tool whose definition changes later
+	// until an operator accepts it (codecall upstreams accept). Default
+	// true; false serves every definition as it comes.
+	PinDefinitions *bool `koanf:"pinDefinitions" json:"pinDefinitions,omitempty"`
+	// NewTools is what happens to a tool that appears on an upstream seen
+	// before: "accept" (default) pins and serves it, "quarantine" holds it
+	// back like a changed one.
+	NewTools string `koanf:"newTools" json:"newTools,omitempty"`
+	// StateDir holds the pinned definitions (default
+	// $XDG_STATE_HOME/codecall, else ~/.local/state/codecall).
+	StateDir string `koanf:"stateDir" json:"stateDir,omitempty"`
 	// Servers are the upstream servers keyed by server id.
 	Servers map[string]Upstream `koanf:"servers" json:"servers,omitempty"`
 }
@@ -73,6 +86,109 @@ type Upstream struct {
 	// that must look like the server behind it. The gateway refuses to start
 	// such an upstream when one of its names is already served by another.
 	Prefix *bool `koanf:"prefix" json:"prefix,omitempty"`
+
+	// The keys below make the entry an OpenAPI app (type openapi); see
+	// OpenAPIAuth and openapi.go for what they mean.
+
+	// OpenAPI is an OpenAPI 3.0/3.1 or Swagger 2.0 document, a file
+	// (relative to the config file) or an http(s) URL: each operation
+	// becomes a tool <serverId><separator><operationId>.
+	OpenAPI string `koanf:"openapi" json:"openapi,omitempty"`
+	// BaseURL is where the app's requests go (default: the document's
+	// first server).
+	BaseURL string `koanf:"baseUrl" json:"baseUrl,omitempty"`
+	// Auth are credentials added to every request, besides Headers.
+	Auth OpenAPIAuth `koanf:"auth" json:"auth,omitzero"`
+	// Operations are per-operation settings keyed by operationId (or tool
+	// name).
+	Operations map[string]OperationOverride `koanf:"operations" json:"operations,omitempty"`
+	// AllowPrivateNetwork lets the app connect to loopback, private and
+	// link-local addresses other than a base URL written as one.
+	AllowPrivateNetwork bool `koanf:"allowPrivateNetwork" json:"allowPrivateNetwork,omitempty"`
+	// MaxResponseBytes caps one response body (default 4 MiB).
+	MaxResponseBytes int64 `koanf:"maxResponseBytes" json:"maxResponseBytes,omitempty" unit:"bytes"`
+	// Sandbox is how a stdio server is confined: "default" (also when
+	// empty) runs it in namespaces of its own with no network, a view of
+	// the system's runtime directories read-only plus Cwd and Paths, and
+	// resource caps; "none" runs it as CodeCall's user with everything
+	// CodeCall can reach, and must be written out.
+	Sandbox string `koanf:"sandbox" json:"sandbox,omitempty"`
+	// AllowNetwork gives a sandboxed server the host's network.
+	AllowNetwork bool `koanf:"allowNetwork" json:"allowNetwork,omitempty"`
+	// Paths are further files and directories a sandboxed server sees,
+	// read-write, or read-only with a ":ro" suffix; absolute, or "~/..."
+	// for the user's home directory.
+	Paths []string `koanf:"paths" json:"paths,omitempty"`
+	// MaxMemory caps a sandboxed server's writable memory per process (a
+	// byte size; default 4GiB).
+	MaxMemory int64 `koanf:"maxMemory" json:"maxMemory,omitempty" unit:"bytes"`
+	// MaxProcesses caps a sandboxed server's processes and threads
+	// (default 512).
+	MaxProcesses int `koanf:"maxProcesses" json:"maxProcesses,omitempty"`
+}
+
+// The sandbox settings of a stdio upstream, and SandboxProfile's values.
+const (
+	SandboxDefault = "default"
+	SandboxNone    = "none"
+	// SandboxDefaultNetwork is the profile of a server with sandbox
+	// default and allowNetwork: confined, with the host's network.
+	SandboxDefaultNetwork = "default+network"
+	// SandboxRemote is the profile of an HTTP or SSE server: it runs
+	// elsewhere, and CodeCall confines nothing of it.
+	SandboxRemote = "remote"
+)
+
+// SandboxProfile names how the server runs, as discovery and codecall
+// check show it: default, default+network, none or remote.
+func (u Upstream) SandboxProfile() string {
+	switch {
+	case u.Transport() != UpstreamStdio:
+		return SandboxRemote
+	case u.Sandbox == SandboxNone:
+		return SandboxNone
+	case u.AllowNetwork:
+		return SandboxDefaultNetwork
+	default:
+		return SandboxDefault
+	}
+}
+
+// ViewPath is one entry of Paths, decoded.
+type ViewPath struct {
+	Path     string
+	ReadOnly bool
+}
+
+// ViewPaths decodes Paths: the ":ro" suffix, and "~/" as home (the
+// user's home directory). Entries Validate refused are left out.
+func (u Upstream) ViewPaths(home string) []ViewPath {
+	var out []ViewPath
+	for _, p := range u.Paths {
+		v, ok := parseViewPath(p, home)
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func parseViewPath(p, home string) (ViewPath, bool) {
+	var v ViewPath
+	if s, ok := strings.CutSuffix(p, ":ro"); ok {
+		p, v.ReadOnly = s, true
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home == "" {
+			return v, false
+		}
+		p = home + "/" + rest
+	}
+	if !strings.HasPrefix(p, "/") || p == "/" {
+		return v, false
+	}
+	v.Path = p
+	return v, true
 }
 
 // The upstream transport types.
@@ -80,7 +196,20 @@ const (
 	UpstreamStdio = "stdio"
 	UpstreamHTTP  = "http"
 	UpstreamSSE   = "sse"
+	// UpstreamOpenAPI is a REST API described by an OpenAPI document,
+	// served by CodeCall itself (no MCP server behind it).
+	UpstreamOpenAPI = "openapi"
 )
+
+// The values of UpstreamsConfig.NewTools.
+const (
+	NewToolsAccept     = "accept"
+	NewToolsQuarantine = "quarantine"
+)
+
+// Pinning reports whether tool definitions are pinned (PinDefinitions
+// unset means yes).
+func (c UpstreamsConfig) Pinning() bool { return c.PinDefinitions == nil || *c.PinDefinitions }
 
 // The upstream start modes.
 const (
@@ -109,6 +238,8 @@ func (u Upstream) Transport() string {
 		return UpstreamHTTP
 	case u.Type != "":
 		return u.Type
+	case u.OpenAPI != "":
+		return UpstreamOpenAPI
 	case u.URL != "":
 		return UpstreamHTTP
 	default:
@@ -135,6 +266,12 @@ func (c UpstreamsConfig) issues(p keyPath) []issue {
 	}
 	if c.Start != "" && c.Start != StartEager && c.Start != StartLazy {
 		add(p.field("start"), "unknown start mode %q; allowed: %s, %s", c.Start, StartEager, StartLazy)
+	}
+	if c.NewTools != "" && c.NewTools != NewToolsAccept && c.NewTools != NewToolsQuarantine {
+		add(p.field("newTools"), "unknown rule %q; allowed: %s (pin and serve a new tool of a known upstream), %s (hold it back until accepted)", c.NewTools, NewToolsAccept, NewToolsQuarantine)
+	}
+	if c.StateDir != "" && !strings.HasPrefix(c.StateDir, "/") {
+		add(p.field("stateDir"), "%q must be an absolute path", c.StateDir)
 	}
 	if c.StartTimeout < 0 {
 		add(p.field("startTimeout"), "must not be negative, got %v", c.StartTimeout)
@@ -172,12 +309,15 @@ func (u Upstream) issues(id string, p keyPath) []issue {
 	if !serverIDPattern.MatchString(id) {
 		add(p, "server id %q must start with a letter or digit and use only ASCII letters, digits, '_' and '-' (it becomes an app id and a tool-name prefix)", id)
 	}
-	kinds := []string{UpstreamStdio, UpstreamHTTP, UpstreamSSE}
+	kinds := []string{UpstreamStdio, UpstreamHTTP, UpstreamSSE, UpstreamOpenAPI}
 	t := u.Transport()
 	if !slices.Contains(kinds, t) {
-		add(p.field("type"), "unknown type %q; allowed: %s (or leave it out: command means stdio, url means http)", u.Type, strings.Join(kinds, ", "))
+		add(p.field("type"), "unknown type %q; allowed: %s (or leave it out: command means stdio, url means http, openapi means openapi)", u.Type, strings.Join(kinds, ", "))
 	}
+	out = append(out, u.openapiIssues(p)...)
 	switch {
+	case t == UpstreamOpenAPI:
+		// Checked by openapiIssues.
 	case u.Command != "" && u.URL != "":
 		add(p, "has both command and url; a server is either a command (stdio) or a url (http, sse)")
 	case t == UpstreamStdio && u.Command == "":
@@ -191,12 +331,16 @@ func (u Upstream) issues(id string, p keyPath) []issue {
 		}
 	}
 	if t != UpstreamStdio {
+		what := "this one has a url"
+		if t == UpstreamOpenAPI {
+			what = "this one is an OpenAPI app"
+		}
 		for _, k := range []struct {
 			key string
 			set bool
 		}{{"args", len(u.Args) > 0}, {"env", len(u.Env) > 0}, {"envAllowlist", len(u.EnvAllowlist) > 0}, {"cwd", u.Cwd != ""}} {
 			if k.set {
-				add(p.field(k.key), "only applies to stdio servers (this one has a url)")
+				add(p.field(k.key), "only applies to stdio servers (%s)", what)
 			}
 		}
 	} else if len(u.Headers) > 0 {
@@ -223,6 +367,7 @@ func (u Upstream) issues(id string, p keyPath) []issue {
 	if u.Timeout < 0 {
 		add(p.field("timeout"), "must not be negative, got %v", u.Timeout)
 	}
+	out = append(out, u.sandboxIssues(p)...)
 	out = append(out, globIssues(p.field("includeTools"), u.IncludeTools)...)
 	out = append(out, globIssues(p.field("excludeTools"), u.ExcludeTools)...)
 	return out
@@ -261,7 +406,7 @@ func ExpandPlaceholders(value string, lookup func(string) (string, bool)) (strin
 	return out, missing
 }
 
-func sortedMapKeys(m map[string]string) []string {
+func sortedMapKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -278,4 +423,51 @@ func (c UpstreamsConfig) Validate() error {
 		problems = append(problems, Problem{Key: is.path.String(), Message: is.msg})
 	}
 	return validationError(problems)
+}
+
+// sandboxIssues checks the sandbox settings of one server.
+func (u Upstream) sandboxIssues(p keyPath) []issue {
+	var out []issue
+	add := func(p keyPath, format string, args ...any) { out = append(out, newIssue(p, format, args...)) }
+	if u.Sandbox != "" && u.Sandbox != SandboxDefault && u.Sandbox != SandboxNone {
+		add(p.field("sandbox"), "unknown sandbox %q; allowed: %s (confined, the default), %s (runs with CodeCall's own rights)", u.Sandbox, SandboxDefault, SandboxNone)
+	}
+	settings := []struct {
+		key string
+		set bool
+	}{{"allowNetwork", u.AllowNetwork}, {"paths", len(u.Paths) > 0}, {"maxMemory", u.MaxMemory != 0}, {"maxProcesses", u.MaxProcesses != 0}}
+	if u.Transport() != UpstreamStdio {
+		if u.Sandbox != "" {
+			settings = append(settings, struct {
+				key string
+				set bool
+			}{"sandbox", true})
+		}
+		for _, k := range settings {
+			if k.set {
+				add(p.field(k.key), "only applies to stdio servers (this one has a url and runs elsewhere)")
+			}
+		}
+		return out
+	}
+	if u.Sandbox == SandboxNone {
+		for _, k := range settings {
+			if k.set {
+				add(p.field(k.key), "has no effect with sandbox: none; remove it, or remove sandbox: none to confine the server")
+			}
+		}
+		return out
+	}
+	for i, path := range u.Paths {
+		if _, ok := parseViewPath(path, "/home"); !ok {
+			add(p.field("paths").index(i), "%q must be an absolute path other than / (or start with ~/), with :ro at the end for read-only", path)
+		}
+	}
+	if u.MaxMemory < 0 {
+		add(p.field("maxMemory"), "must not be negative, got %d", u.MaxMemory)
+	}
+	if u.MaxProcesses < 0 {
+		add(p.field("maxProcesses"), "must not be negative, got %d", u.MaxProcesses)
+	}
+	return out
 }

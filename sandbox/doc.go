@@ -58,4 +58,16 @@
 // after its one run. New fails when the platform cannot start workers (not
 // Linux, namespaces refused), which is how callers decide to refuse or
 // fall back.
+//
+// # Confined programs
+//
+// Profile.Command starts another kind of process: a long-running program
+// such as a stdio MCP server behind the gateway, through the binary
+// re-executed as a launcher. The launcher gives the program namespaces of
+// its own (net unless the profile keeps the network), a file-system view
+// of the system's runtime directories read-only plus the directories the
+// profile names, no_new_privs, a Landlock ruleset over the same view,
+// no capabilities and rlimits, then stays as its pid namespace's init.
+// It runs no plan and installs no system-call allowlist: the program may
+// open the files of its view, start processes and use sockets.
 package sandbox

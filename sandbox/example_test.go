@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -78,4 +79,26 @@ func ExamplePool_RunPython() {
 		vm.Options{RunID: "example", Limits: limits})
 	fmt.Println(res.Status, string(res.Result))
 	// Output: ok 42
+}
+
+// A stdio MCP server started confined: no network, its data directory
+// read-write, its install directory read-only, everything else of the host
+// out of sight. The command is an ordinary *exec.Cmd; wire its standard
+// input and output to an MCP client.
+func ExampleProfile_Command() {
+	p := sandbox.Profile{
+		Dir:   "/srv/notes",
+		Paths: []sandbox.ViewPath{{Path: "/opt/mcp/node_modules"}},
+	}
+	cmd, err := p.Command("node", []string{"/opt/mcp/node_modules/server/index.js", "/srv/notes"}, []string{"PATH=/usr/bin:/bin"})
+	var outside *sandbox.ViewError
+	if errors.As(err, &outside) {
+		fmt.Println("refused:", outside.Path, "-", outside.Rule)
+		return
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = cmd.Start()
 }

@@ -376,30 +376,6 @@ func pythonLandlock(py *Python) (int, error) {
 	return abi, nil
 }
 
-// dropThreadCapabilities empties every capability set of the calling
-// thread, the bounding set first, and checks it; execve keeps them empty
-// (an empty bounding set leaves root of the user namespace nothing to
-// gain).
-func dropThreadCapabilities() error {
-	for c := 0; c < 64; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			if errors.Is(err, unix.EINVAL) {
-				break
-			}
-			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
-		}
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("clearing the ambient capabilities: %w", err)
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("dropping the capabilities: %w", err)
-	}
-	return capabilitiesEmpty()
-}
-
 // pythonSyscalls are what CPython needs beyond the Go worker's list: it
 // opens and reads its modules, lists and stats directories, uses the
 // scratch directory, and asyncio's event loop wakes itself through a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -190,29 +191,80 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 			continue
 		}
 		if u.Transport() == presets.UpstreamStdio {
-			if path, err := lookCommand(u); err != nil {
+			path, err := lookCommand(u)
+			if err != nil {
 				r.problem(id, "command %q cannot be started: %v", u.Command, err)
 			} else {
-				r.line("%s: stdio, command %s", id, path)
+				r.line("%s: stdio, command %s, sandbox %s", id, path, u.SandboxProfile())
+			}
+			switch {
+			case err != nil:
+			case u.SandboxProfile() == presets.SandboxNone:
+				r.warning("%s: sandbox: none runs the server with CodeCall's own rights: every file and the network CodeCall can reach", id)
+			default:
+				if view, err := gateway.CheckSandbox(u, os.Getenv("PATH")); err != nil {
+					r.problem(id, "%v", err)
+				} else {
+					r.line("%s: sees %s", id, describeView(view, u.AllowNetwork))
+				}
+			}
+		} else if u.Transport() == presets.UpstreamOpenAPI {
+			// Reading the document is local for a file; a URL is fetched,
+			// as serve would at start.
+			if summary, skipped, err := checkOpenAPI(u); err != nil {
+				r.problem(id, "%v", err)
+			} else {
+				r.line("%s: openapi, %s", id, summary)
+				for _, s := range skipped {
+					r.warning("%s: operation %s %s (%s) is not served: %s", id, s.Method, s.Path, s.Name, s.Reason)
+				}
 			}
 		} else {
-			r.line("%s: %s, %s", id, u.Transport(), u.URL)
+			r.line("%s: %s, %s, sandbox %s", id, u.Transport(), u.URL, u.SandboxProfile())
 		}
 		var missing []string
 		for _, v := range u.Env {
 			_, m := presets.ExpandPlaceholders(v, os.LookupEnv)
 			missing = append(missing, m...)
 		}
-		for _, v := range u.Headers {
+		for _, v := range append(slices.Collect(maps.Values(u.Headers)), slices.Collect(maps.Values(u.Auth.Query))...) {
 			_, m := presets.ExpandPlaceholders(v, os.LookupEnv)
 			missing = append(missing, m...)
 		}
+		_, m := presets.ExpandPlaceholders(u.Auth.Bearer, os.LookupEnv)
+		missing = append(missing, m...)
 		sort.Strings(missing)
 		for _, m := range slices.Compact(missing) {
 			r.warning("%s: ${%s} is not set in this environment; serve would report upstream %q as unavailable until it is (export it, then start or reload)", id, m, id)
 		}
 	}
 	return r
+}
+
+// describeView says in one line what a sandboxed upstream can reach: the
+// writable paths, the read-only paths that are not the runtime's, and the
+// network.
+func describeView(view []sandbox.ViewPath, network bool) string {
+	var rw, ro []string
+	for _, v := range view {
+		switch {
+		case v.Write:
+			rw = append(rw, v.Path)
+		case !strings.HasPrefix(v.Path, "/usr") && !strings.HasPrefix(v.Path, "/etc/") && !slices.Contains([]string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store"}, v.Path):
+			ro = append(ro, v.Path)
+		}
+	}
+	none := func(l []string) string {
+		if len(l) == 0 {
+			return "none"
+		}
+		return strings.Join(l, ", ")
+	}
+	net := "network off"
+	if network {
+		net = "the host's network"
+	}
+	return fmt.Sprintf("the runtime directories read-only, read-write: %s, read-only: %s, %s", none(rw), none(ro), net)
 }
 
 // lookCommand finds an upstream's command as the gateway would start it:

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -27,10 +29,42 @@ type health struct {
 	catalog  *atomic.Bool // set once every upstream has been tried
 	store    pinger       // nil: state in memory, always ready
 	draining atomic.Bool  // set on SIGTERM: no new work
+	log      *slog.Logger // where a failed ping's cause goes; nil: nowhere
+
+	// The last ping of the store, reused for readyReuse: readyPath needs
+	// no token, so each request must not cost the store a round trip.
+	// pingMu is held across a ping, so concurrent checks share one.
+	pingMu   sync.Mutex
+	pingedAt time.Time
+	pingErr  error
 }
 
-// readyTimeout bounds the store's ping in a readiness check.
-const readyTimeout = 2 * time.Second
+const (
+	// readyTimeout bounds the store's ping in a readiness check.
+	readyTimeout = 2 * time.Second
+	// readyReuse is how long one ping answers readiness checks: shorter
+	// than any load balancer's check interval, long enough that a flood
+	// of checks reaches the store once a second.
+	readyReuse = time.Second
+)
+
+// storeErr pings the store, or returns the last ping's result when it is
+// recent enough.
+func (h *health) storeErr(ctx context.Context) error {
+	h.pingMu.Lock()
+	defer h.pingMu.Unlock()
+	if !h.pingedAt.IsZero() && time.Since(h.pingedAt) < readyReuse {
+		return h.pingErr
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	h.pingErr = h.store.Ping(ctx)
+	h.pingedAt = time.Now()
+	if h.pingErr != nil && h.log != nil {
+		h.log.Warn("readiness: the state store does not answer", "err", h.pingErr)
+	}
+	return h.pingErr
+}
 
 // notReady lists what keeps the server from taking work, nil when ready.
 func (h *health) notReady(ctx context.Context) []string {
@@ -41,13 +75,9 @@ func (h *health) notReady(ctx context.Context) []string {
 	if !h.catalog.Load() {
 		why = append(why, "catalog: upstreams are still starting")
 	}
-	if h.store != nil {
-		ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-		defer cancel()
-		if err := h.store.Ping(ctx); err != nil {
-			// The cause goes to the log, not to an unauthenticated client.
-			why = append(why, "state: the state store does not answer")
-		}
+	if h.store != nil && h.storeErr(ctx) != nil {
+		// The cause goes to the log, not to an unauthenticated client.
+		why = append(why, "state: the state store does not answer")
 	}
 	return why
 }

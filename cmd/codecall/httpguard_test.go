@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -177,5 +178,38 @@ func TestServeHTTPGuarded(t *testing.T) {
 		if got := post(tt.auth, tt.origin); got != tt.want {
 			t.Errorf("auth %q origin %q: status %d, want %d", tt.auth, tt.origin, got, tt.want)
 		}
+	}
+}
+
+// codecall check shows each upstream's sandbox profile and what a
+// sandboxed one sees, warns about sandbox: none, and refuses a server
+// whose files lie outside its view, naming the setting to change.
+func TestCheckShowsSandbox(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh on PATH to stand for an upstream's command")
+	}
+	dir := t.TempDir()
+	servers := fmt.Sprintf(`{"mcpServers": {
+		"confined": {"command": "sh", "cwd": %q, "paths": [%q]},
+		"networked": {"command": "sh", "allowNetwork": true},
+		"open": {"command": "sh", "sandbox": "none"},
+		"outside": {"command": "sh", "args": [%q]},
+		"remote": {"url": "http://127.0.0.1:9/mcp"}}}`, dir, dir+":ro", dir)
+	code, out, _ := runCLI(t, "check", "--upstreams", writeFile(t, "servers.json", servers))
+	for _, want := range []string{
+		"confined: sees the runtime directories read-only, read-write: " + dir + ", read-only:",
+		"network off",
+		"networked: stdio, command",
+		"sandbox default+network",
+		"warning: open: sandbox: none runs the server with CodeCall's own rights",
+		`outside: sandbox: argument 1 "` + dir + `" is outside the upstream's file-system view (add "` + dir + `" to paths`,
+		"remote: http, http://127.0.0.1:9/mcp, sandbox remote",
+	} {
+		if !contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	if code == 0 {
+		t.Errorf("check passed a server whose argument is outside its view:\n%s", out)
 	}
 }

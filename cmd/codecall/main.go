@@ -46,6 +46,8 @@ Usage:
                                                                     search quality on a tool corpus vs plain BM25
   codecall approvals list|approve|deny [--url URL] [--token-env NAME] [--as NAME] [ID]
                                                                     answer approvals on a running serve --console
+  codecall upstreams accept [--config FILE] [--state-dir DIR] UPSTREAM|TOOL
+                                                                    serve tool definitions held back as changed
   codecall version
 
 --upstreams FILE puts CodeCall in front of the MCP servers listed in FILE
@@ -78,6 +80,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = policyCmd(ctx, rest, stdout, stderr)
 	case "approvals":
 		err = approvalsCmd(ctx, rest, stdout, stderr)
+	case "upstreams":
+		err = upstreamsCmd(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "--help", "-h", "-help":

@@ -29,6 +29,7 @@ func searchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&src.configFile, "config", "", "CodeCall YAML config `file`")
 	fs.StringVar(&src.catalogFile, "catalog", "", "search a static catalog `file` instead of the demo")
 	fs.StringVar(&src.upstreamsFile, "upstreams", "", "search the tools of the MCP servers in `file` ({\"mcpServers\": ...})")
+	openapiFlag(fs, &src)
 	fs.Var(&apps, "app", "only tools of this `app` (repeatable)")
 	top := fs.Int("top", 0, "number of results (default: the config's search.topK)")
 	asJSON := fs.Bool("json", false, "print codecall.search's JSON result")

@@ -112,7 +112,12 @@ func TestGatewayChainStopsAtMaxDepth(t *testing.T) {
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	entry := func(next string) map[string]any {
 		return map[string]any{"next": map[string]any{"command": exe, "args": []string{"serve", "--upstreams", next, "--config", config},
-			"env": map[string]string{cliVar: "1", chainVar: chain}}}
+			// A sandboxed server cannot make namespaces of its own, which a
+			// gateway needs to confine its upstreams: the chain runs
+			// unconfined.
+			// XDG_STATE_HOME keeps the nested gateways' pins in the test's
+			// state directory (TestMain), not the user's.
+			"env": map[string]string{cliVar: "1", chainVar: chain}, "envAllowlist": []string{"XDG_STATE_HOME"}, "sandbox": "none"}}
 	}
 	writeServers(t, a, entry(b))
 	writeServers(t, b, entry(a))

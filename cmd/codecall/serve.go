@@ -25,6 +25,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&src.configFile, "config", "", "CodeCall YAML config `file` (reloaded on change)")
 	fs.StringVar(&src.catalogFile, "catalog", "", "serve a static catalog: JSON `file` with an array of tool definitions")
 	fs.StringVar(&src.upstreamsFile, "upstreams", "", "serve the tools of the MCP servers in `file` ({\"mcpServers\": ...}, the usual client format)")
+	openapiFlag(fs, &src)
 	fs.Func("surface", "offer the agent-facing `surface` codecall (codecall.search/describe/execute) or codemode (codemode.run); repeatable, replaces the config's surfaces", func(v string) error {
 		src.surfaces = append(src.surfaces, presets.Surface(v))
 		return nil
@@ -162,7 +163,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		logger.Warn("codecall: SERVING WITHOUT AUTHENTICATION (--http-insecure-no-auth): anyone who can reach "+*addr+" can run plans and call every tool; require a bearer token with --token-env, or bind 127.0.0.1", "addr", *addr)
 	}
 	mux := http.NewServeMux()
-	hc := &health{catalog: &b.catalogReady, store: store}
+	hc := &health{catalog: &b.catalogReady, store: store, log: logger}
 	hc.mount(mux)
 	// The guard answers first, so a request without the token is refused
 	// before its body is read.

@@ -25,6 +25,7 @@ type source struct {
 	configFile    string
 	catalogFile   string
 	upstreamsFile string
+	openapi       []string             // --openapi NAME=URL|FILE
 	surfaces      []presets.Surface    // --surface; none: the config's
 	tracer        trace.TracerProvider // nil: OpenTelemetry's global provider
 	// progress hears every attempt to start an upstream; nil: nobody.
@@ -91,7 +92,7 @@ func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]pre
 	if s.configFile != "" {
 		baseDir = filepath.Dir(s.configFile)
 	}
-	if s.upstreamsFile == "" && cfg.File == "" && len(cfg.Servers) == 0 {
+	if s.upstreamsFile == "" && cfg.File == "" && len(cfg.Servers) == 0 && len(s.openapi) == 0 {
 		return cfg, nil, false, nil
 	}
 	servers, err = gateway.ServersOf(cfg, baseDir)
@@ -109,6 +110,12 @@ func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]pre
 			}
 			servers[id] = u
 		}
+	}
+	for id, u := range openapiServers(s.openapi) {
+		if _, dup := servers[id]; dup {
+			return cfg, nil, false, fmt.Errorf("--openapi %s: upstream %q is already defined; pick another name", id, id)
+		}
+		servers[id] = u
 	}
 	if err := selfReference(servers, ownedBy(s.upstreamsFile, s.configFile, cfg)); err != nil {
 		return cfg, nil, false, err
@@ -137,6 +144,13 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		if s.progress != nil {
 			gwOpts = append(gwOpts, gateway.WithProgress(s.progress))
 		}
+		if upCfg.Pinning() {
+			dir, err := stateDirOf(upCfg)
+			if err != nil {
+				return nil, fmt.Errorf("pinned tool definitions (upstreams.pinDefinitions): %w", err)
+			}
+			gwOpts = append(gwOpts, gateway.WithStateDir(dir), gateway.WithQuarantine(auditQuarantine(func() *middleware.CodeCall { return b.cc })))
+		}
 		b.gw, err = gateway.New(servers, gwOpts...)
 		if err != nil {
 			return nil, err
@@ -156,7 +170,7 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		opts = append(opts, middleware.WithSurfaces(s.surfaces...))
 	}
 	if b.gw != nil {
-		opts = append(opts, middleware.WithServers(b.gw))
+		opts = append(opts, middleware.WithServers(gatewayServers{b.gw}))
 	}
 	if s.tracer != nil {
 		opts = append(opts, middleware.WithTracerProvider(s.tracer))

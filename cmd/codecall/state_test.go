@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,6 +120,40 @@ func TestReadiness(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestReadinessReusesAPing: the readiness endpoint needs no token, so a
+// flood of checks must not become a flood of store round trips.
+func TestReadinessReusesAPing(t *testing.T) {
+	var catalog atomic.Bool
+	catalog.Store(true)
+	var pings atomic.Int32
+	h := &health{catalog: &catalog, store: pingFunc(func(context.Context) error {
+		pings.Add(1)
+		return nil
+	})}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if why := h.notReady(context.Background()); why != nil {
+				t.Errorf("not ready: %q", why)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := pings.Load(); n != 1 {
+		t.Errorf("50 checks within %v pinged the store %d times, want 1", readyReuse, n)
+	}
+	// A ping older than readyReuse is not reused.
+	h.pingMu.Lock()
+	h.pingedAt = time.Now().Add(-2 * readyReuse)
+	h.pingMu.Unlock()
+	h.notReady(context.Background())
+	if n := pings.Load(); n != 2 {
+		t.Errorf("a check after %v pinged %d times in all, want 2", readyReuse, n)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/gateway"
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 )
@@ -49,7 +51,17 @@ func TestMain(m *testing.M) {
 		_ = server.ServeStdio(srv)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// The pinned tool definitions of the gateways these tests start go
+	// to a directory of their own, not the user's state directory.
+	state, err := os.MkdirTemp("", "codecall-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_STATE_HOME", state)
+	code := m.Run()
+	os.RemoveAll(state)
+	os.Exit(code)
 }
 
 func runAsCLI() int {
@@ -81,7 +93,7 @@ func serversJSON(t *testing.T, names ...string) string {
 	}
 	servers := map[string]any{}
 	for _, n := range names {
-		servers[n] = map[string]any{"command": exe, "env": map[string]string{upstreamVar: n}}
+		servers[n] = map[string]any{"command": exe, "env": map[string]string{upstreamVar: n}, "paths": []string{filepath.Dir(exe) + ":ro"}}
 	}
 	b, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
@@ -159,12 +171,99 @@ func TestSearchUpstreams(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var res struct {
-		Tools []struct{ Name, AppID, Source string }
+		Tools []struct{ Name, AppID, Source, SandboxProfile string }
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(res.Tools) != 1 || res.Tools[0].Name != "beta.beta_echo" || res.Tools[0].AppID != "beta" || res.Tools[0].Source != "upstream" {
+	if len(res.Tools) != 1 || res.Tools[0].Name != "beta.beta_echo" || res.Tools[0].AppID != "beta" || res.Tools[0].Source != "upstream" || res.Tools[0].SandboxProfile != "default" {
 		t.Errorf("search --app beta = %+v", res.Tools)
+	}
+}
+
+// A tool whose definition differs from the one pinned in the state
+// directory is held back at start, with an upstream.quarantine audit
+// event; codecall upstreams accept serves it again.
+func TestUpstreamsQuarantineAndAccept(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	auditLog := filepath.Join(dir, "audit.jsonl")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// alpha's tool was pinned with another definition than it has now.
+	pinned := `{"alpha": {"alpha_echo": {"hash": "0000000000000000000000000000000000000000000000000000000000000000"}}}`
+	if err := os.WriteFile(filepath.Join(state, gateway.PinsFile), []byte(pinned), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := writeFile(t, "codecall.yaml", fmt.Sprintf("audit: {path: %q}\nupstreams: {stateDir: %q}\n", auditLog, state))
+	servers := writeFile(t, "servers.json", serversJSON(t, "alpha", "beta"))
+	code, out, errOut := runCLI(t, "search", "--config", config, "--upstreams", servers, "--json", "echo the text")
+	if code != 0 {
+		t.Fatalf("search: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "alpha.alpha_echo") || !strings.Contains(out, "beta.beta_echo") {
+		t.Errorf("search served the held-back tool, or not the other: %s", out)
+	}
+	b, err := os.ReadFile(auditLog)
+	if err != nil || !strings.Contains(string(b), `"upstream.quarantine"`) || !strings.Contains(string(b), "alpha.alpha_echo") {
+		t.Errorf("audit log: %s, %v", b, err)
+	}
+
+	code, out, errOut = runCLI(t, "upstreams", "accept", "--config", config, "alpha.alpha_echo")
+	if code != 0 || !strings.Contains(out, "accepted alpha/alpha_echo") {
+		t.Fatalf("accept: exit %d: %s %s", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "search", "--config", config, "--upstreams", servers, "--json", "echo the text")
+	if code != 0 || !strings.Contains(out, "alpha.alpha_echo") {
+		t.Errorf("after accept: exit %d: %s", code, out)
+	}
+	code, _, errOut = runCLI(t, "upstreams", "accept", "--state-dir", state, "nobody")
+	if code != 1 || !strings.Contains(errOut, `no upstream or tool "nobody"`) {
+		t.Errorf("accept of an unknown target: exit %d: %s", code, errOut)
+	}
+}
+
+// An upstream that is down is named in search's warnings, with why, since
+// when and when it is retried, instead of its tools silently missing; the
+// tools of a running upstream are not flagged.
+func TestSearchSaysWhichUpstreamIsDown(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh on PATH to stand for a broken upstream")
+	}
+	var servers map[string]map[string]any
+	if err := json.Unmarshal([]byte(serversJSON(t, "alpha")), &servers); err != nil {
+		t.Fatal(err)
+	}
+	servers["mcpServers"]["broken"] = map[string]any{"command": sh, "args": []string{"-c", "echo the server is broken >&2; exit 3"}}
+	b, _ := json.Marshal(servers)
+	code, out, errOut := runCLI(t, "search", "--upstreams", writeFile(t, "servers.json", string(b)), "--json", "echo the text")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Tools []struct {
+			Name        string
+			Unavailable bool
+		}
+		Warnings []struct{ Type, Message string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	var msg string
+	for _, w := range res.Warnings {
+		if w.Type == "upstream_unavailable" {
+			msg = w.Message
+		}
+	}
+	for _, want := range []string{`upstream "broken" is not running since `, "the server is broken", "it is retried at ", "UNAVAILABLE"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the upstream_unavailable warning %q lacks %q; output %s", msg, want, out)
+		}
+	}
+	if len(res.Tools) == 0 || res.Tools[0].Name != "alpha.alpha_echo" || res.Tools[0].Unavailable {
+		t.Errorf("the running upstream's tool: %+v", res.Tools)
 	}
 }

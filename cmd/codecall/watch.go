@@ -12,19 +12,26 @@ import (
 	"github.com/codecall-go/codecall/presets"
 )
 
-// watchUpstreams reloads the upstreams when the config file or an upstreams
-// file changes, and on SIGHUP (hup), until ctx ends.
+// watchUpstreams reloads the upstreams when the config file, an upstreams
+// file or an OpenAPI app's document file changes, and on SIGHUP (hup)
+// (which also re-fetches documents read from URLs), until ctx ends.
 func watchUpstreams(ctx context.Context, src source, b *built, hup <-chan struct{}, logger *slog.Logger) {
 	files := map[string]bool{}
 	if src.upstreamsFile != "" {
 		files[abs(src.upstreamsFile)] = true
 	}
-	if cfg, _, _, err := src.upstreams(); err == nil && cfg.File != "" {
-		p := cfg.File
-		if !filepath.IsAbs(p) && src.configFile != "" {
-			p = filepath.Join(filepath.Dir(src.configFile), p)
+	if cfg, servers, _, err := src.upstreams(); err == nil {
+		if cfg.File != "" {
+			p := cfg.File
+			if !filepath.IsAbs(p) && src.configFile != "" {
+				p = filepath.Join(filepath.Dir(src.configFile), p)
+			}
+			files[abs(p)] = true
 		}
-		files[abs(p)] = true
+		// An edited OpenAPI document reloads its app.
+		for _, p := range openapiFiles(servers) {
+			files[p] = true
+		}
 	}
 	if src.configFile != "" {
 		files[abs(src.configFile)] = true

@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { isDeepStrictEqual, inspect } from "node:util";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -206,7 +206,11 @@ async function run(opts) {
   let transport;
   if (opts.mode === "stdio") {
     // The server's stderr (its logs) goes to ours, so a failing run shows them.
-    transport = new StdioClientTransport({ command: opts.target[0], args: opts.target.slice(1), stderr: "inherit" });
+    // The SDK's minimal environment, plus the test's state directory, so
+    // that a gateway's pinned tool definitions stay out of the user's.
+    const env = getDefaultEnvironment();
+    if (process.env.XDG_STATE_HOME) env.XDG_STATE_HOME = process.env.XDG_STATE_HOME;
+    transport = new StdioClientTransport({ command: opts.target[0], args: opts.target.slice(1), stderr: "inherit", env });
   } else {
     transport = new StreamableHTTPClientTransport(new URL(opts.target[0]));
   }

@@ -15,7 +15,7 @@
 import { isDeepStrictEqual, inspect } from "node:util";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -58,7 +58,7 @@ async function run(opts) {
     return { action: "accept", content: { decision: "approve" } };
   });
   const transport = opts.mode === "stdio"
-    ? new StdioClientTransport({ command: opts.target[0], args: opts.target.slice(1), stderr: "inherit" })
+    ? new StdioClientTransport({ command: opts.target[0], args: opts.target.slice(1), stderr: "inherit", env: stateEnv() })
     : new StreamableHTTPClientTransport(new URL(opts.target[0]));
   const call = (name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: TIMEOUT_MS });
 
@@ -174,4 +174,13 @@ try {
   log(`FAIL ${err?.stack ?? err}`);
   process.stdout.write(JSON.stringify({ ok: false, transport: opts.mode, step: currentStep, error: err?.message ?? String(err), checks }) + "\n");
   process.exit(1);
+}
+
+// stateEnv is the SDK's minimal environment plus the test's state
+// directory, so that a gateway's pinned tool definitions stay out of the
+// user's.
+function stateEnv() {
+  const env = getDefaultEnvironment();
+  if (process.env.XDG_STATE_HOME) env.XDG_STATE_HOME = process.env.XDG_STATE_HOME;
+  return env;
 }

@@ -27,6 +27,11 @@ const (
 	Approval Type = "approval"
 	// Invoke: a codecall.invoke call ended.
 	Invoke Type = "invoke"
+	// UpstreamQuarantine: the gateway holds an upstream's tool back, its
+	// definition changed since it was pinned (or it is new and new tools
+	// are quarantined); Tool, AppID (the upstream) and Reason say which
+	// and what to run.
+	UpstreamQuarantine Type = "upstream.quarantine"
 )
 
 // Decision is the gate's verdict on a call.

@@ -1,0 +1,38 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codecall-go/codecall/catalog"
+)
+
+// The approval prompt says how the server behind the tool runs, so that a
+// person approving a call to an unconfined server knows it.
+func TestPromptShowsSandboxProfile(t *testing.T) {
+	a := NewApprovals(time.Minute, false)
+	tests := []struct {
+		profile, want string
+	}{
+		{"default", "Runs in: sandbox default: no network"},
+		{"default+network", "Runs in: sandbox default+network: the host's network"},
+		{"none", "Runs in: sandbox none: the server runs with the gateway's own rights"},
+		{"remote", "Runs in: a remote server"},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.profile, func(t *testing.T) {
+			p := a.Prompt(ApprovalRequest{Tool: &catalog.Tool{Name: "fs.write_file", SandboxProfile: tc.profile}, Via: ViaInvoke})
+			if tc.want == "" {
+				if strings.Contains(p.Message, "Runs in:") {
+					t.Errorf("a tool without a profile got a line: %s", p.Message)
+				}
+				return
+			}
+			if !strings.Contains(p.Message, tc.want) {
+				t.Errorf("prompt lacks %q:\n%s", tc.want, p.Message)
+			}
+		})
+	}
+}
