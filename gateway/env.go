@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codecall-go/codecall/openapi"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -30,7 +31,9 @@ type resolved struct {
 	env     []string          // the child's whole environment, NAME=value
 	headers map[string]string // HTTP headers
 	query   map[string]string // query parameters of an OpenAPI app's requests
-	secrets []string          // every value that came from a placeholder
+	// clientCreds is an OpenAPI app's OAuth client, placeholders filled in.
+	clientCreds *openapi.ClientCredentials
+	secrets     []string // every value that came from a placeholder
 }
 
 // resolve fills in ${VAR} placeholders from lookup and builds the child's

@@ -35,6 +35,14 @@ func resolveOpenAPIAuth(u presets.Upstream, r *resolved, expand func(string) str
 	if u.Auth.Bearer != "" {
 		r.headers["Authorization"] = "Bearer " + expand(u.Auth.Bearer)
 	}
+	if cc := u.Auth.ClientCredentials; cc != nil {
+		r.clientCreds = &openapi.ClientCredentials{
+			TokenURL:     cc.TokenURL,
+			ClientID:     expand(cc.ClientID),
+			ClientSecret: expand(cc.ClientSecret),
+			Scopes:       cc.Scopes,
+		}
+	}
 	if len(u.Auth.Query) > 0 {
 		r.query = make(map[string]string, len(u.Auth.Query))
 		for name, v := range u.Auth.Query {
@@ -100,7 +108,7 @@ func (u *upstream) openapiOptions() []openapi.Option {
 		openapi.WithBaseURL(u.cfg.BaseURL),
 		openapi.WithSelect(u.openapiSelect),
 		openapi.WithOverrides(u.openapiOverride),
-		openapi.WithCredentials(openapi.Credentials{Headers: u.res.headers, Query: u.res.query}),
+		openapi.WithCredentials(openapi.Credentials{Headers: u.res.headers, Query: u.res.query, ClientCredentials: u.res.clientCreds}),
 		openapi.WithRedactor(u.red.String),
 		openapi.WithPrivateNetwork(u.cfg.AllowPrivateNetwork),
 		openapi.WithMaxResponseBytes(u.cfg.MaxResponseBytes),

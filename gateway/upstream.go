@@ -24,6 +24,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/catalog"
+	"github.com/codecall-go/codecall/openapi"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/toolerr"
@@ -120,10 +121,11 @@ func (g *Gateway) newUpstream(id string, cfg presets.Upstream) *upstream {
 
 func hashResolved(r resolved) [32]byte {
 	b, _ := json.Marshal(struct {
-		Env     []string
-		Headers map[string]string
-		Query   map[string]string
-	}{r.env, r.headers, r.query})
+		Env         []string
+		Headers     map[string]string
+		Query       map[string]string
+		ClientCreds *openapi.ClientCredentials
+	}{r.env, r.headers, r.query, r.clientCreds})
 	return sha256.Sum256(b)
 }
 

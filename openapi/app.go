@@ -27,6 +27,9 @@ const (
 type Credentials struct {
 	Headers map[string]string
 	Query   map[string]string
+	// ClientCredentials, when set, fetches an access token per the OAuth
+	// client credentials grant and sends it as "Authorization: Bearer".
+	ClientCredentials *ClientCredentials
 }
 
 // Option configures New.
@@ -106,6 +109,7 @@ type App struct {
 	ops     []*Operation
 	skipped []Skipped
 	client  *http.Client
+	tokens  *tokens // nil without ClientCredentials
 }
 
 // New builds the tools of doc's operations. It fails when the document
@@ -130,8 +134,16 @@ func New(doc *Document, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	var toks *tokens
+	if cc := o.creds.ClientCredentials; cc != nil {
+		toks = newTokens(*cc)
+		// An access token is a secret the configuration never held: the
+		// redactor learns each one as it is issued.
+		configured := o.redact
+		o.redact = func(s string) string { return toks.redact(configured(s)) }
+	}
 	ops, skipped := build(doc, &o)
-	a := &App{doc: doc, opts: o, base: base, ops: ops, skipped: skipped}
+	a := &App{doc: doc, opts: o, base: base, ops: ops, skipped: skipped, tokens: toks}
 	rt := o.transport
 	if rt == nil {
 		rt = guardedTransport(base, o.private)

@@ -50,6 +50,14 @@ func (a *App) handler(op *Operation) server.ToolHandlerFunc {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		httpReq = httpReq.WithContext(cctx)
+		var token string
+		if a.tokens != nil {
+			if token, err = a.tokens.token(cctx); err != nil {
+				return a.failure(toolerr.Unauthenticated, op, "no access token for the API: "+err.Error(),
+					"The operator must check auth.clientCredentials (tokenUrl, clientId, clientSecret) of the app's upstream entry; retrying will not help until then.", false), nil
+			}
+			httpReq.Header.Set("Authorization", "Bearer "+token)
+		}
 		resp, err := a.client.Do(httpReq)
 		if err != nil {
 			return a.transportFailure(ctx, cctx, op, timeout, err)
@@ -66,6 +74,10 @@ func (a *App) handler(op *Operation) server.ToolHandlerFunc {
 		if int64(len(data)) > a.opts.maxBytes {
 			return a.failure(toolerr.Limit, op, fmt.Sprintf("the response is larger than %d bytes (maxResponseBytes)", a.opts.maxBytes),
 				"Ask for less (a filter, a page size) or raise maxResponseBytes for this API.", false), nil
+		}
+		if resp.StatusCode == http.StatusUnauthorized && a.tokens != nil {
+			// A revoked or expired token: the next call fetches another.
+			a.tokens.refused(token)
 		}
 		if resp.StatusCode >= 300 {
 			return a.httpFailure(op, resp, data), nil
@@ -301,7 +313,9 @@ func (a *App) success(resp *http.Response, data []byte) *mcp.CallToolResult {
 
 // httpFailure turns an HTTP error status into a tool error.
 func (a *App) httpFailure(op *Operation, resp *http.Response, data []byte) *mcp.CallToolResult {
-	excerpt := strings.TrimSpace(string(data))
+	// Redacted before it is cut: a secret cut in two would not be
+	// recognised, and its first half would be shown.
+	excerpt := strings.TrimSpace(a.opts.redact(string(data)))
 	if !utf8.ValidString(excerpt) {
 		excerpt = "(binary)"
 	}
@@ -328,6 +342,12 @@ func (a *App) httpFailure(op *Operation, resp *http.Response, data []byte) *mcp.
 				names[i] = n.scheme
 			}
 			hint += " The document asks for: " + strings.Join(names, " or ") + "."
+		}
+		if a.tokens != nil {
+			// The token may have been revoked or have expired early; the
+			// handler dropped it, so one retry uses a fresh one.
+			retry = true
+			hint = "The API refused CodeCall's access token; CodeCall dropped it and the next call fetches a new one, so retry once. If that fails too, the operator must check auth.clientCredentials of the app's upstream entry."
 		}
 	case s == http.StatusForbidden:
 		code = toolerr.AccessDenied

@@ -17,6 +17,24 @@ type OpenAPIAuth struct {
 	// Query are query parameters (an API key in the query) added to every
 	// request.
 	Query map[string]string `koanf:"query" json:"query,omitempty"`
+	// ClientCredentials makes CodeCall an OAuth 2.1 client of the API's
+	// authorization server (the client credentials grant): it fetches an
+	// access token, sends it as a bearer token and fetches a new one when
+	// it expires or the API refuses it. Not with Bearer.
+	ClientCredentials *OpenAPIClientCredentials `koanf:"clientCredentials" json:"clientCredentials,omitempty"`
+}
+
+// OpenAPIClientCredentials are an OAuth 2.1 confidential client's
+// settings for the client credentials grant.
+type OpenAPIClientCredentials struct {
+	// TokenURL is the authorization server's token endpoint.
+	TokenURL string `koanf:"tokenUrl" json:"tokenUrl"`
+	// ClientID and ClientSecret authenticate CodeCall to the token
+	// endpoint; write the secret as a ${VAR} placeholder.
+	ClientID     string `koanf:"clientId" json:"clientId"`
+	ClientSecret string `koanf:"clientSecret" json:"clientSecret"`
+	// Scopes are requested with each token.
+	Scopes []string `koanf:"scopes" json:"scopes,omitempty"`
 }
 
 // OperationOverride changes how one operation of an OpenAPI app is served.
@@ -37,7 +55,7 @@ func (u Upstream) openapiIssues(p keyPath) []issue {
 		for _, k := range []struct {
 			key string
 			set bool
-		}{{"openapi", u.OpenAPI != ""}, {"baseUrl", u.BaseURL != ""}, {"auth", u.Auth.Bearer != "" || len(u.Auth.Query) > 0},
+		}{{"openapi", u.OpenAPI != ""}, {"baseUrl", u.BaseURL != ""}, {"auth", u.Auth.Bearer != "" || len(u.Auth.Query) > 0 || u.Auth.ClientCredentials != nil},
 			{"operations", len(u.Operations) > 0}, {"allowPrivateNetwork", u.AllowPrivateNetwork}, {"maxResponseBytes", u.MaxResponseBytes != 0}} {
 			if k.set {
 				add(p.field(k.key), "only applies to OpenAPI apps (type openapi)")
@@ -71,6 +89,26 @@ func (u Upstream) openapiIssues(p keyPath) []issue {
 		}
 		if msg := CheckPlaceholders(u.Auth.Query[name]); msg != "" {
 			add(p.field("auth").field("query").key(name), "%s", msg)
+		}
+	}
+	if cc := u.Auth.ClientCredentials; cc != nil {
+		cp := p.field("auth").field("clientCredentials")
+		if u.Auth.Bearer != "" {
+			add(cp, "set either auth.bearer or auth.clientCredentials: both would send the Authorization header")
+		}
+		if parsed, err := url.Parse(cc.TokenURL); err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			add(cp.field("tokenUrl"), "%q is not an absolute http:// or https:// URL; write the authorization server's token endpoint", cc.TokenURL)
+		}
+		if cc.ClientID == "" {
+			add(cp.field("clientId"), "is required: the client id the authorization server knows CodeCall by")
+		}
+		if cc.ClientSecret == "" {
+			add(cp.field("clientSecret"), "is required; write it as a ${VAR} placeholder so it stays out of the file")
+		}
+		for _, f := range []struct{ name, v string }{{"clientId", cc.ClientID}, {"clientSecret", cc.ClientSecret}} {
+			if msg := CheckPlaceholders(f.v); msg != "" {
+				add(cp.field(f.name), "%s", msg)
+			}
 		}
 	}
 	for _, id := range sortedMapKeys(u.Operations) {

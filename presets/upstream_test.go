@@ -32,6 +32,8 @@ func TestUpstreamsValidation(t *testing.T) {
 		{"openapi bad query placeholder", "upstreams: {servers: {a: {openapi: x.yaml, auth: {query: {k: \"${K\"}}}}}", []string{`auth.query["k"]`}},
 		{"openapi negative timeout", "upstreams: {servers: {a: {openapi: x.yaml, operations: {op: {timeout: -1s}}}}}", []string{`operations["op"].timeout`}},
 		{"openapi bad size", "upstreams: {servers: {a: {openapi: x.yaml, maxResponseBytes: lots}}}", []string{"maxResponseBytes"}},
+		{"openapi client credentials", "upstreams: {servers: {a: {openapi: x.yaml, auth: {clientCredentials: {tokenUrl: \"https://auth.example.com/oauth/token\", clientId: codecall, clientSecret: \"${SECRET}\", scopes: [books]}}}}}", nil},
+		{"openapi client credentials incomplete", "upstreams: {servers: {a: {openapi: x.yaml, auth: {bearer: \"${T}\", clientCredentials: {tokenUrl: \"auth.example.com\"}}}}}", []string{"auth.clientCredentials", "either auth.bearer or", "tokenUrl", "clientId", "clientSecret", "${VAR}"}},
 		{"openapi ftp", "upstreams: {servers: {a: {openapi: \"ftp://h/x.yaml\"}}}", []string{"http:// or https://"}},
 		{"sandbox settings", "upstreams: {servers: {a: {command: x, sandbox: default, allowNetwork: true, paths: [/srv/data, \"~/.config/x:ro\"], maxMemory: 1GiB, maxProcesses: 64}}}", nil},
 		{"sandbox none", "upstreams: {servers: {a: {command: x, sandbox: none}}}", nil},
