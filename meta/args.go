@@ -37,9 +37,10 @@ var (
 		usage: `{tools: string[] (exact names from search), max?: integer, format?: "ts" | "json" | "both"}`,
 	}
 	executeArgs = argSpec{
-		names:  []string{"script", "allowedTools", "context", "output"},
+		names:  []string{"script", "language", "allowedTools", "context", "output"},
 		nested: map[string][]string{"output": {"format"}},
-		usage:  `{script: string (the body of an async function), allowedTools?: string[], context?: object, output?: {format?: "json" | "compact" | "toon"}}`,
+		usage: `{script: string (the body of an async function; Python module code with language "python"), ` +
+			`language?: "javascript" | "typescript" | "python", allowedTools?: string[], context?: object, output?: {format?: "json" | "compact" | "toon"}}`,
 	}
 	invokeArgs = argSpec{
 		names: []string{"tool", "input"},

@@ -34,6 +34,8 @@ func (p *planHost) discover(ctx context.Context, op string, args json.RawMessage
 		return t, err == nil
 	}
 	switch op {
+	case vm.DiscoverCatalog:
+		return p.discoverCatalog(ctx)
 	case vm.DiscoverSearch:
 		var in struct {
 			Query  string   `json:"query"`

@@ -31,7 +31,10 @@ import (
 
 // ExecuteInput is codecall.execute's input.
 type ExecuteInput struct {
-	Script       string         `json:"script"`
+	Script string `json:"script"`
+	// Language is javascript (the default; TypeScript is read as such),
+	// typescript or python (where the server enables it).
+	Language     string         `json:"language,omitempty"`
 	AllowedTools []string       `json:"allowedTools,omitempty"`
 	Context      map[string]any `json:"context,omitempty"`
 	Output       *OutputOptions `json:"output,omitempty"`
@@ -71,7 +74,13 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		}
 		format = f
 	}
+	if in.Language != "" && in.Language != LanguageJavaScript && in.Language != LanguageTypeScript && in.Language != LanguagePython {
+		return executeArgs.invalid("language", fmt.Sprintf("language must be javascript, typescript or python, not %q", in.Language)), nil
+	}
 	if strings.TrimSpace(in.Script) == "" {
+		if in.Language == LanguagePython {
+			return executeArgs.invalid("script", "script must be Python module code, e.g. \"r = await call_tool('crm.find_contacts', {'query': 'ada'})\\nresult = r\""), nil
+		}
 		return executeArgs.invalid("script", "script must be the body of an async function, e.g. \"const r = await callTool('crm.find_contacts', {query: 'ada'}); return r;\""), nil
 	}
 	if len(in.AllowedTools) > maxAllowedTools {
@@ -115,21 +124,42 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		}
 		runner = InProcess{}
 	}
-	rules := ast.RulesFor(limits)
-	rules.Preset = st.Config.Preset
-	checked, err := tsstrip.Validate(in.Script, rules)
-	var syn *ast.SyntaxError
-	var ill *ast.IllegalError
-	switch {
-	case errors.As(err, &syn):
-		loc := vm.Location(syn.Location)
-		return refuse(vm.StatusSyntaxError, vm.ErrorInfo{Message: syn.Message, Location: &loc}, nil), nil
-	case errors.As(err, &ill) && len(ill.Violations) > 0:
-		first := ill.Violations[0]
-		loc := vm.Location(first.Location)
-		return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: string(first.Kind), Message: first.Message, Location: &loc}, ill.Violations), nil
-	case err != nil:
-		return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: "validation", Message: err.Error()}, nil), nil
+	lang, off := st.checkLanguage(in.Language)
+	if off != "" {
+		return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: "language", Message: off}, nil), nil
+	}
+	var launch func(ctx context.Context, host *planHost, opts vm.Options) *vm.Result
+	var checked *ast.Checked // a JavaScript plan's validation
+	if lang == LanguagePython {
+		if info := checkPythonSize(in.Script, limits); info != nil {
+			return refuse(vm.StatusIllegalAccess, *info, nil), nil
+		}
+		launch = func(ctx context.Context, host *planHost, opts vm.Options) *vm.Result {
+			return st.Python.RunPython(ctx, in.Script, host, opts)
+		}
+	} else {
+		rules := ast.RulesFor(limits)
+		rules.Preset = st.Config.Preset
+		var err error
+		checked, err = tsstrip.Validate(in.Script, rules)
+		var syn *ast.SyntaxError
+		var ill *ast.IllegalError
+		switch {
+		case errors.As(err, &syn):
+			loc := vm.Location(syn.Location)
+			return refuse(vm.StatusSyntaxError, vm.ErrorInfo{Message: syn.Message, Location: &loc}, nil), nil
+		case errors.As(err, &ill) && len(ill.Violations) > 0:
+			first := ill.Violations[0]
+			loc := vm.Location(first.Location)
+			return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: string(first.Kind), Message: first.Message, Location: &loc}, ill.Violations), nil
+		case err != nil:
+			return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: "validation", Message: err.Error()}, nil), nil
+		}
+		// A TypeScript plan runs as the JavaScript its types were
+		// stripped to; the runner reports locations in the script as sent.
+		launch = func(ctx context.Context, host *planHost, opts vm.Options) *vm.Result {
+			return runner.Run(ctx, checked.Source(), checked, checked.SourceRules(rules), host, opts)
+		}
 	}
 	planContext := json.RawMessage("{}")
 	if in.Context != nil {
@@ -139,7 +169,9 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		}
 		planContext = b
 	}
-	if st.Durable != nil && server.IsModernRequest(ctx) {
+	// Durable runs replay JavaScript plans from their journal; a Python
+	// plan pauses for approvals in this process, as without a state store.
+	if st.Durable != nil && server.IsModernRequest(ctx) && lang != LanguagePython {
 		res, status := h.runDurable(ctx, st, req, newSavedPlan(st, in, format, runID, session, scriptSHA, start), checked)
 		span.SetAttributes(attribute.String("codecall.status", string(status)))
 		return res, nil
@@ -162,10 +194,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	host.notifyCalls, host.progress = listeners(ctx, progressToken(req))
 	go func() {
 		defer cancel()
-		// A TypeScript plan runs as the JavaScript its types were
-		// stripped to; the runner reports locations in the script as sent.
-		pr.done <- runner.Run(runCtx, checked.Source(), checked, checked.SourceRules(rules), host,
-			vm.Options{RunID: runID, Limits: limits, Context: planContext, Session: session})
+		pr.done <- launch(runCtx, host, vm.Options{RunID: runID, Limits: limits, Context: planContext, Session: session})
 	}()
 	res, status := h.await(ctx, st, pr)
 	span.SetAttributes(attribute.String("codecall.status", string(status)))

@@ -67,6 +67,11 @@ type State struct {
 	// a sandboxed runner when the config asks for process isolation and the
 	// platform provides it.
 	Runner Runner
+	// Python runs Python plans (always in worker processes); nil when the
+	// config does not list python in vm.languages or no Python worker
+	// could start, and then PythonOff says why.
+	Python    PythonRunner
+	PythonOff string
 	// CodeMode is the catalog's Code Mode modules, when the config offers
 	// the Code Mode surface (NewModules); nil otherwise.
 	CodeMode *Modules

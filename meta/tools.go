@@ -137,6 +137,9 @@ func executeDescription(st *State) string {
 		"Returns {status, result | error, logs, toolTrace, warnings, metrics, runId}; status is ok, syntax_error, illegal_access, "+
 		"runtime_error, tool_error, timeout or limit_exceeded.",
 		l.MaxConcurrency, st.Config.Preset, l.Timeout, l.MaxToolCalls, loops)
+	if st.PythonEnabled() {
+		b.WriteString(pythonDescription(st))
+	}
 	return b.String()
 }
 
@@ -337,6 +340,7 @@ var describeSchema = json.RawMessage(`{"type":"object","properties":{` +
 
 var executeSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"script":{"type":"string","description":"The plan: the body of an async function, JavaScript or TypeScript, ending with return"},` +
+	`"language":{"type":"string","enum":["javascript","typescript","python"],"description":"The plan's language (default javascript; python only where the server enables it)"},` +
 	`"allowedTools":{"type":"array","items":{"type":"string"},"description":"Restrict callTool to these tool names or globs"},` +
 	`"context":{"type":"object","description":"Data for the plan, readable as codecallContext"},` +
 	`"output":{"type":"object","properties":{"format":{"type":"string","description":"Text of the answer: json (default), compact or toon"}},"additionalProperties":false}},` +

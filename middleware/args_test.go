@@ -47,7 +47,7 @@ func TestMetaToolArgumentErrors(t *testing.T) {
 		{"codecall.describe", map[string]any{"tools": "crm.get_contact"}, "tools", "tools must be an array, not string"},
 		{"codecall.describe", map[string]any{"tools": []string{"crm.get_contact"}, "format": "yaml"}, "format", "ts, json or both"},
 		{"codecall.execute", map[string]any{}, "script", "script must be"},
-		{"codecall.execute", map[string]any{"code": "return 1"}, "code", "allowed: script, allowedTools, context, output"},
+		{"codecall.execute", map[string]any{"code": "return 1"}, "code", "allowed: script, language, allowedTools, context, output"},
 		{"codecall.execute", map[string]any{"script": 1}, "script", "script must be a string, not number"},
 		{"codecall.execute", map[string]any{"script": "return 1", "allowedTools": "crm.*"}, "allowedTools", "must be an array"},
 		{"codecall.execute", map[string]any{"script": "return 1", "output": map[string]any{"format": "xml"}}, "output.format", "json, compact or toon"},

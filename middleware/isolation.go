@@ -28,6 +28,23 @@ type Isolation struct {
 	Confinement *sandbox.Confinement `json:"confinement,omitempty"`
 	// Pool are the worker pool's counters, when plans run in workers.
 	Pool *sandbox.Stats `json:"pool,omitempty"`
+	// Python says whether Python plans run, when vm.languages lists
+	// python.
+	Python *PythonIsolation `json:"python,omitempty"`
+}
+
+// PythonIsolation says whether and where Python plans run.
+type PythonIsolation struct {
+	// Interpreter is the CPython the Python workers run, and Version its
+	// version; empty when Python plans are off.
+	Interpreter string `json:"interpreter,omitempty"`
+	Version     string `json:"version,omitempty"`
+	// Off says why Python plans are refused, when they are.
+	Off string `json:"off,omitempty"`
+	// Confinement and Pool are the Python workers' confinement and their
+	// pool's counters.
+	Confinement *sandbox.Confinement `json:"confinement,omitempty"`
+	Pool        *sandbox.Stats       `json:"pool,omitempty"`
 }
 
 // poolKey is what a worker pool is built from: a change means a new pool.
@@ -60,6 +77,10 @@ type isolation struct {
 	fallback  string         // why plans run in process despite the config, or ""
 	retired   sandbox.Stats  // counters of the pools a reload replaced
 	closing   sync.WaitGroup // pools being closed
+
+	pyPool *sandbox.Pool // runs Python plans (vm.languages lists python); nil: none
+	pyKey  pythonKey
+	pyOff  string // why Python plans cannot run, when they are listed
 }
 
 // newIsolation returns the owner of the worker pool, with no pool yet: the
@@ -85,17 +106,7 @@ func (iso *isolation) runner(cfg *presets.Config) (meta.Runner, error) {
 	if iso.pool != nil && iso.key == key {
 		return iso.pool, nil
 	}
-	opts := []sandbox.Option{
-		sandbox.WithSize(cfg.Sandbox.PoolSize), sandbox.WithMaxWorkers(cfg.Sandbox.MaxWorkers),
-		sandbox.WithQueueTimeout(cfg.Sandbox.QueueTimeout), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(iso.log),
-		sandbox.WithMaxRunningPerSession(cfg.Sandbox.MaxRunningPerSession), sandbox.WithMaxQueuedPerSession(cfg.Sandbox.MaxQueuedPerSession),
-		sandbox.WithCgroup(sandbox.CgroupMode(cfg.Sandbox.Cgroup)),
-	}
-	if cfg.Sandbox.Command != "" {
-		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))
-	}
-	opts = append(opts, iso.opts...) // the Go options win
-	pool, err := sandbox.New(context.Background(), opts...)
+	pool, err := sandbox.New(context.Background(), iso.poolOptions(cfg)...)
 	if err != nil {
 		if cfg.Preset == presets.LockedDown {
 			return nil, fmt.Errorf("codecall: the locked_down preset runs every plan in a sandboxed worker process, and this host "+
@@ -119,6 +130,20 @@ func (iso *isolation) runner(cfg *presets.Config) (meta.Runner, error) {
 	return pool, nil
 }
 
+// poolOptions are the options of a worker pool for cfg.
+func (iso *isolation) poolOptions(cfg *presets.Config) []sandbox.Option {
+	opts := []sandbox.Option{
+		sandbox.WithSize(cfg.Sandbox.PoolSize), sandbox.WithMaxWorkers(cfg.Sandbox.MaxWorkers),
+		sandbox.WithQueueTimeout(cfg.Sandbox.QueueTimeout), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(iso.log),
+		sandbox.WithMaxRunningPerSession(cfg.Sandbox.MaxRunningPerSession), sandbox.WithMaxQueuedPerSession(cfg.Sandbox.MaxQueuedPerSession),
+		sandbox.WithCgroup(sandbox.CgroupMode(cfg.Sandbox.Cgroup)),
+	}
+	if cfg.Sandbox.Command != "" {
+		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))
+	}
+	return append(opts, iso.opts...) // the Go options win
+}
+
 // retireLocked closes the current pool once its running plans end, and
 // keeps its counters so the metrics stay monotonic across reloads.
 func (iso *isolation) retireLocked() {
@@ -140,6 +165,7 @@ func (iso *isolation) retireLocked() {
 func (iso *isolation) close() {
 	iso.mu.Lock()
 	iso.retireLocked()
+	iso.retirePythonLocked()
 	iso.mu.Unlock()
 	iso.closing.Wait()
 	_ = iso.inProcess.Runtimes.Close()
@@ -154,6 +180,13 @@ func (iso *isolation) report() Isolation {
 		conf := iso.pool.Confinement()
 		st := iso.pool.Stats()
 		r.Effective, r.Confinement, r.Pool = presets.IsolationProcess, &conf, &st
+	}
+	switch {
+	case iso.pyPool != nil:
+		conf, st, py := iso.pyPool.Confinement(), iso.pyPool.Stats(), iso.pyPool.Python()
+		r.Python = &PythonIsolation{Interpreter: py.Executable, Version: py.Version, Confinement: &conf, Pool: &st}
+	case iso.pyOff != "":
+		r.Python = &PythonIsolation{Off: iso.pyOff}
 	}
 	return r
 }

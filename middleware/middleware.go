@@ -198,6 +198,7 @@ func (c *CodeCall) newGeneration(cfg presets.Config, tools []mcp.Tool, names met
 		auditKey: auditKey,
 		index:    idx,
 	}
+	g.state.Python, g.state.PythonOff = c.iso.pythonRunner(&cfg)
 	if c.outOfBand != nil {
 		g.state.OutOfBand = c.outOfBand
 	}

@@ -107,7 +107,21 @@ type Limits struct {
 	BannedIdentifiers []string `koanf:"bannedIdentifiers" json:"bannedIdentifiers,omitempty"`
 	// Isolation says where a plan runs.
 	Isolation Isolation `koanf:"isolation" json:"isolation"`
+	// Languages lists the plan languages codecall.execute takes:
+	// javascript (which includes TypeScript) always, python when listed.
+	// Python plans run only in sandboxed worker processes, so python
+	// needs isolation process. Empty means [javascript].
+	Languages []string `koanf:"languages" json:"languages,omitempty"`
 }
+
+// Plan languages of vm.languages.
+const (
+	LanguageJavaScript = "javascript"
+	LanguagePython     = "python"
+)
+
+// Languages are the values vm.languages may list.
+var Languages = []string{LanguageJavaScript, LanguagePython}
 
 const (
 	kib = 1 << 10
@@ -291,6 +305,10 @@ type SandboxConfig struct {
 	// rlimits alone), or "required" (refuse to start a pool without one
 	// with the memory controller). Empty means auto.
 	Cgroup string `koanf:"cgroup" json:"cgroup,omitempty"`
+	// Python is the interpreter Python plans run on (vm.languages lists
+	// python): a path, or a command looked up in PATH. Empty means
+	// python3. It must be CPython 3.11 or later.
+	Python string `koanf:"python" json:"python,omitempty"`
 }
 
 // CgroupModes are the values of sandbox.cgroup.

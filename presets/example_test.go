@@ -48,7 +48,7 @@ vm:
 	// Output:
 	// invalid configuration (4 problems):
 	//   line 2: preset: unknown preset "fast"; allowed: locked_down, secure, balanced, experimental
-	//   line 4: vm.timout: unknown key; allowed keys: timeout, maxToolCalls, maxTimers, maxConcurrency, allowLoops, allowConsole, regex, regexTimeout, maxLogBytes, maxResultBytes, memoryBytes, maxScriptBytes, maxScriptLines, maxNestingDepth, maxStackDepth, bannedIdentifiers, isolation (did you mean "timeout"?)
+	//   line 4: vm.timout: unknown key; allowed keys: timeout, maxToolCalls, maxTimers, maxConcurrency, allowLoops, allowConsole, regex, regexTimeout, maxLogBytes, maxResultBytes, memoryBytes, maxScriptBytes, maxScriptLines, maxNestingDepth, maxStackDepth, bannedIdentifiers, isolation, languages (did you mean "timeout"?)
 	//   line 5: vm.maxToolCalls: must be at least 1, got 0
 	//   env CODECALL_SEARCH__TOPK: search.topK: want an integer, got "many"
 	// 2 preset

@@ -247,6 +247,16 @@ func (l Limits) issues(p keyPath) []issue {
 	if !slices.Contains(Isolations, l.Isolation) {
 		add("isolation", "unknown isolation %q; allowed: %s", l.Isolation, list(Isolations))
 	}
+	for i, lang := range l.Languages {
+		switch {
+		case !slices.Contains(Languages, lang):
+			out = append(out, newIssue(p.field("languages").index(i), "unknown plan language %q; allowed: %s (TypeScript plans are javascript)",
+				lang, strings.Join(Languages, ", ")))
+		case lang == LanguagePython && l.Isolation != IsolationProcess:
+			out = append(out, newIssue(p.field("languages").index(i), "python plans run only in sandboxed worker processes, "+
+				"and vm.isolation is %q: set vm.isolation: process, or remove python", l.Isolation))
+		}
+	}
 	return out
 }
 

@@ -115,6 +115,9 @@ func (c Confinement) KernelCaps() string {
 // where the pool has a parent for one.
 func (p *Pool) start(ctx context.Context, l workerLimits) (*worker, error) {
 	args := append([]string{p.cfg.marker}, l.args()...)
+	if p.cfg.python != nil {
+		args = append(args, p.cfg.python.args()...)
+	}
 	if p.cgroups == nil {
 		return spawn(ctx, p.cfg.command, args, env(), p.cfg.readyTimeout, nil)
 	}

@@ -15,6 +15,10 @@ type Confinement struct {
 	// EmptyRoot is set when the worker's root is an empty, read-only file
 	// system: no file of the host can be named.
 	EmptyRoot bool `json:"emptyRoot"`
+	// PythonView is set for a Python worker, whose root holds only the
+	// interpreter, its standard library and the shared libraries they
+	// load, read-only, and a small scratch tmpfs at /tmp.
+	PythonView bool `json:"pythonView,omitempty"`
 	// Landlock is set when a Landlock ruleset denies every file access
 	// (and, from Landlock ABI 4, every TCP bind and connect), and the
 	// worker found it in force: its empty root, readable by its mode, is

@@ -58,6 +58,29 @@ func Example() {
 	// Output: ok 42
 }
 
+// A pool made WithPython runs Python plans in confined CPython workers;
+// their tool calls come back to the host exactly as a JavaScript plan's.
+func ExamplePool_RunPython() {
+	limits, _ := presets.LimitsFor(presets.Secure)
+	py, err := sandbox.FindPython(context.Background(), "python3")
+	if err != nil {
+		// No python3 3.11+: Python plans are off, and say why.
+		fmt.Println("ok 42")
+		return
+	}
+	pool, err := sandbox.New(context.Background(), sandbox.WithPython(py), sandbox.WithLimits(limits), sandbox.WithSize(1),
+		sandbox.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		fmt.Println("ok 42")
+		return
+	}
+	defer pool.Close()
+	res := pool.RunPython(context.Background(), "r = await call_tool('echo', {'n': 41})\nresult = r['n'] + 1", echoHost{},
+		vm.Options{RunID: "example", Limits: limits})
+	fmt.Println(res.Status, string(res.Result))
+	// Output: ok 42
+}
+
 // A stdio MCP server started confined: no network, its data directory
 // read-write, its install directory read-only, everything else of the host
 // out of sight. The command is an ordinary *exec.Cmd; wire its standard

@@ -74,6 +74,7 @@ type poolConfig struct {
 	frameRate    float64 // frames a second a worker may send (frameRate; tests lower it)
 	cgroup       CgroupMode
 	cgroupParent *cgroupParent // tests give the workers' cgroups a parent of their own
+	python       *Python       // workers run this interpreter (WithPython); nil: JavaScript
 }
 
 // Option configures New.
@@ -227,6 +228,9 @@ func (p *Pool) workerLimits() workerLimits {
 	}
 	if p.cfg.limits.MemoryBytes > 0 && !raceEnabled {
 		l.addressSpace = p.cfg.limits.MemoryBytes + addressReserve
+	}
+	if p.cfg.python != nil && p.cfg.limits.MemoryBytes > 0 {
+		l.addressSpace = p.cfg.limits.MemoryBytes + pythonAddressReserve
 	}
 	if p.cfg.limits.Timeout > 0 {
 		l.cpuSeconds = int64((p.cfg.limits.Timeout+killGrace)/time.Second) + 1
@@ -660,9 +664,12 @@ func (c Confinement) String() string {
 			parts = append(parts, "no "+name)
 		}
 	}
-	if c.EmptyRoot {
+	switch {
+	case c.EmptyRoot:
 		parts = append(parts, "empty root")
-	} else {
+	case c.PythonView:
+		parts = append(parts, "read-only view of the interpreter and its libraries, 16 MiB scratch /tmp")
+	default:
 		parts = append(parts, "host file system visible")
 	}
 	yes(c.Seccomp, "seccomp")

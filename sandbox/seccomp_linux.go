@@ -58,6 +58,13 @@ func loadSeccomp() error {
 			}},
 		}},
 	}
+	return installFilter(policy, unix.SECCOMP_FILTER_FLAG_TSYNC)
+}
+
+// installFilter assembles policy, behind the clone3 prefix (ENOSYS), and
+// installs it with no_new_privs set; flags are seccomp(2)'s (TSYNC: every
+// thread; 0: the calling thread only).
+func installFilter(policy seccomp.Policy, flags uintptr) error {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return fmt.Errorf("installing the system-call filter: %w", err)
@@ -88,7 +95,7 @@ func loadSeccomp() error {
 	if err := seccomp.SetNoNewPrivs(); err != nil {
 		return fmt.Errorf("setting no_new_privs: %w", err)
 	}
-	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog)))
+	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
 	if e != 0 {
 		return fmt.Errorf("installing the system-call filter: %w", e)
 	}

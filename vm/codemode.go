@@ -58,7 +58,7 @@ const (
 // its host for.
 func IsDiscoverOp(op string) bool {
 	switch op {
-	case DiscoverSearch, DiscoverDescribe, DiscoverListServers, DiscoverDescribeServe, DiscoverListTools,
+	case DiscoverSearch, DiscoverDescribe, DiscoverCatalog, DiscoverListServers, DiscoverDescribeServe, DiscoverListTools,
 		DiscoverGetTool, DiscoverSearchTools:
 		return true
 	}

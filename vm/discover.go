@@ -16,6 +16,10 @@ const (
 	// DiscoverDescribe is describeTools(names); its args are {"names"} and
 	// its answer {tools, notFound?}.
 	DiscoverDescribe = "describe"
+	// DiscoverCatalog lists the tools the plan may call, for a Python
+	// plan's mcp_<alias> proxies and list_servers/list_tools; its args are
+	// {} and its answer [{name, appId, description}].
+	DiscoverCatalog = "catalog"
 )
 
 // maxDiscoverArgsBytes bounds the JSON of one searchTools or describeTools

@@ -114,6 +114,11 @@ func checkConfig(file string, cfg presets.Config, err error, own ownedFiles, std
 	} else {
 		r.problem("isolation", "%s", line)
 	}
+	if line, ok := pythonLine(cfg); ok {
+		r.line("python: %s", line)
+	} else {
+		r.problem("python", "%s", line)
+	}
 	if line, ok := stateLine(cfg.State); ok {
 		r.line("state: %s", line)
 	} else {
@@ -364,4 +369,33 @@ func isolationLine(cfg presets.Config) (string, bool) {
 		return fmt.Sprintf("UNAVAILABLE: locked_down needs sandboxed worker processes and the server would refuse to start: %v", err), false
 	}
 	return fmt.Sprintf("inprocess (FALLBACK: vm.isolation is process, but sandboxed worker processes cannot start here: %v)", err), true
+}
+
+// pythonLine says whether Python plans would run under cfg on this host:
+// the interpreter found (3.11 or later), and the confinement of a Python
+// worker, which it starts once; or why Python plans are off. It is not ok
+// when vm.languages lists python and no Python worker can start.
+func pythonLine(cfg presets.Config) (string, bool) {
+	py, err := sandbox.FindPython(context.Background(), cfg.Sandbox.Python)
+	if !slices.Contains(cfg.VM.Languages, presets.LanguagePython) {
+		if err != nil {
+			return fmt.Sprintf("off (vm.languages does not list python; and no usable interpreter here: %v)", err), true
+		}
+		return fmt.Sprintf("off (vm.languages does not list python; CPython %s at %s would run them)", py.Version, py.Executable), true
+	}
+	if err != nil {
+		return fmt.Sprintf("UNAVAILABLE: vm.languages lists python, and Python plans would be refused: %v", err), false
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts := []sandbox.Option{sandbox.WithLimits(cfg.VM), sandbox.WithLogger(quiet), sandbox.WithCgroup(sandbox.CgroupMode(cfg.Sandbox.Cgroup)),
+		sandbox.WithPython(py)}
+	if cfg.Sandbox.Command != "" {
+		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))
+	}
+	conf, err := sandbox.Check(context.Background(), opts...)
+	if err != nil {
+		return fmt.Sprintf("UNAVAILABLE: vm.languages lists python, and CPython %s at %s cannot start in a sandboxed worker here, "+
+			"so Python plans would be refused: %v", py.Version, py.Executable, err), false
+	}
+	return fmt.Sprintf("on (CPython %s at %s, in process isolation: %s)", py.Version, py.Executable, conf.String()), true
 }

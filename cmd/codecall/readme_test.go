@@ -49,6 +49,59 @@ func TestReadmePlan(t *testing.T) {
 	if n < 2 {
 		t.Fatalf("README has %d example plans; want at least one in JavaScript and one in TypeScript", n)
 	}
+	py := 0
+	for i, rest := 0, string(readme); ; i++ {
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "```python\n"); !ok {
+			break
+		}
+		var script string
+		script, rest, _ = strings.Cut(rest, "```")
+		py++
+		t.Run(fmt.Sprintf("python-%d", i+1), func(t *testing.T) { runReadmePython(t, script) })
+	}
+	if py == 0 {
+		t.Fatal("README has no example Python plan")
+	}
+}
+
+// runReadmePython runs a README Python plan against the demo, with
+// Python plans enabled; it skips where no Python worker can start.
+func runReadmePython(t *testing.T, script string) {
+	srv := demo.New()
+	cfg := presets.Default()
+	cfg.VM.Isolation = presets.IsolationProcess
+	cfg.VM.Languages = []string{presets.LanguageJavaScript, presets.LanguagePython}
+	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	if py := cc.Isolation().Python; py == nil || py.Off != "" {
+		if os.Getenv("CODECALLTEST_PYTHON") == "1" {
+			t.Fatalf("CODECALLTEST_PYTHON=1 and Python plans cannot run: %+v", py)
+		}
+		t.Skipf("Python plans cannot run here: %+v", py)
+	}
+	c := mcptest.Connect(t, srv, mcptest.Modern())
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "codecall.execute"
+	req.Params.Arguments = map[string]any{"script": script, "language": "python"}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, _ := mcp.AsTextContent(res.Content[0])
+	var out struct {
+		Status string
+		Result map[string]any
+	}
+	if err := json.Unmarshal([]byte(tc.Text), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "ok" || len(out.Result) == 0 || slices.Contains(slices.Collect(maps.Values(out.Result)), any(nil)) {
+		t.Errorf("README Python plan:\n%s\nanswer: %s", script, tc.Text)
+	}
 }
 
 func runReadmePlan(t *testing.T, script string) {

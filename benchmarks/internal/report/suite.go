@@ -39,6 +39,8 @@ type Group struct {
 var (
 	noWorkers = []string{"cannot run with process isolation here", "cannot run in worker processes here", "sandbox workers are not available here"}
 	noCorpus  = []string{"corpus not found"}
+	// noPython: no python3 3.11+ here, or no sandboxed workers to run it in.
+	noPython = append([]string{"Python plans cannot run here", "Python plans need python3"}, noWorkers...)
 )
 
 // Suite is the project's benchmark suite: the groups the report runs, in
@@ -62,6 +64,10 @@ func Suite() []Group {
 				"BenchmarkIsolationThroughput/codecall-worker/one-per-core", "BenchmarkIsolationThroughput/codecall-worker/burst"}, MaySkip: noWorkers},
 		{Name: "spawn", Title: "worker start-up", Package: "./sandbox", Bench: "^BenchmarkSpawn$",
 			Benchtime: "200x", Short: "5x", Want: []string{"BenchmarkSpawn"}, MaySkip: noWorkers},
+		{Name: "python", Title: "Python plans against JavaScript ones in process isolation", Package: "./benchmarks", Bench: "^BenchmarkPython$",
+			Benchtime: "200x", Short: "5x", Want: []string{"BenchmarkPython/trivial", "BenchmarkPython/10-sequential-calls"}, MaySkip: noPython},
+		{Name: "python-spawn", Title: "Python worker start-up", Package: "./sandbox", Bench: "^BenchmarkPythonSpawn$",
+			Benchtime: "50x", Short: "2x", Want: []string{"BenchmarkPythonSpawn"}, MaySkip: noPython},
 		{Name: "callers", Title: "process isolation against concurrent callers", Package: "./benchmarks", Bench: "^BenchmarkCallers$",
 			Benchtime: "10x", Short: "1x", Want: []string{"BenchmarkCallers/callers-1", "BenchmarkCallers/callers-8", "BenchmarkCallers/callers-32"}, MaySkip: noWorkers},
 		{Name: "burst", Title: "one client's burst, another client's latency", Package: "./benchmarks", Bench: "^BenchmarkBurst$",
