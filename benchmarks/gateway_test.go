@@ -34,17 +34,7 @@ func TestMain(m *testing.M) {
 		_ = server.ServeStdio(upstreamServer())
 		os.Exit(0)
 	}
-	// The gateways these benchmarks start pin their upstreams' tool
-	// definitions in a directory of their own, not the user's.
-	state, err := os.MkdirTemp("", "codecall-bench-state-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_STATE_HOME", state)
-	code := m.Run()
-	os.RemoveAll(state)
-	os.Exit(code)
+	os.Exit(mcptest.RunWithStateDir(m.Run))
 }
 
 // upstreamServer has one tool returning a record of about 1 KiB, the size

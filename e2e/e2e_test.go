@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/internal/mcptest"
 )
 
 const (
@@ -643,13 +645,5 @@ func (l *lineLog) text() string {
 // left in the user's directory by another version of a fixture would hold
 // its tools back.
 func TestMain(m *testing.M) {
-	state, err := os.MkdirTemp("", "codecall-e2e-state-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_STATE_HOME", state)
-	code := m.Run()
-	os.RemoveAll(state)
-	os.Exit(code)
+	os.Exit(mcptest.RunWithStateDir(m.Run))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -25,17 +26,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fixtureVar); mode != "" {
 		os.Exit(runFixture(mode))
 	}
-	// A gateway a test starts without a state directory of its own pins
-	// tool definitions here, never in the user's state directory.
-	state, err := os.MkdirTemp("", "codecall-gateway-state-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_STATE_HOME", state)
-	code := m.Run()
-	os.RemoveAll(state)
-	os.Exit(code)
+	os.Exit(mcptest.RunWithStateDir(m.Run))
 }
 
 // runFixture is a small upstream server. Modes: "ok"; "crash-on-start"

@@ -265,3 +265,19 @@ func checkConfinement(w *worker) Confinement {
 	c.Seccomp = c.Seccomp && st.seccompFilter
 	return c
 }
+
+// ownNamespaces lists the namespaces the process does not share with the
+// server, whose namespace identities came on the command line.
+func ownNamespaces(server map[string]string) ([]string, error) {
+	var out []string
+	for _, n := range namespaceKinds {
+		self, err := os.Readlink("/proc/self/ns/" + n)
+		if err != nil {
+			return nil, fmt.Errorf("reading the %s namespace: %w", n, err)
+		}
+		if server[n] != "" && server[n] != self {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

@@ -27,7 +27,7 @@ func confineThreads(lim workerLimits) (Confinement, error) {
 	if err := closeStrayFiles(); err != nil {
 		return c, err
 	}
-	ns, err := namespaces(lim.serverNS)
+	ns, err := ownNamespaces(lim.serverNS)
 	if err != nil {
 		return c, err
 	}
@@ -50,22 +50,6 @@ func confineThreads(lim workerLimits) (Confinement, error) {
 	}
 	c.CapabilitiesDropped = true
 	return c, nil
-}
-
-// namespaces lists the namespaces the process does not share with the
-// server, whose namespace identities came on the command line.
-func namespaces(server map[string]string) ([]string, error) {
-	var out []string
-	for _, n := range namespaceKinds {
-		self, err := os.Readlink("/proc/self/ns/" + n)
-		if err != nil {
-			return nil, fmt.Errorf("reading the %s namespace: %w", n, err)
-		}
-		if server[n] != "" && server[n] != self {
-			out = append(out, n)
-		}
-	}
-	return out, nil
 }
 
 // closeStrayFiles closes every descriptor above stderr that is not the Go

@@ -153,22 +153,6 @@ func confinePython(lim workerLimits, py *Python) (Confinement, error) {
 	return c, nil
 }
 
-// ownNamespaces lists the namespaces the process does not share with the
-// server, whose namespace identities came on the command line.
-func ownNamespaces(server map[string]string) ([]string, error) {
-	var out []string
-	for _, n := range namespaceKinds {
-		self, err := os.Readlink("/proc/self/ns/" + n)
-		if err != nil {
-			return nil, fmt.Errorf("reading the %s namespace: %w", n, err)
-		}
-		if server[n] != "" && server[n] != self {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
 // pythonView replaces the root of the worker's mount namespace with a
 // tmpfs that holds, read-only, the interpreter's directories and files as
 // the host names them (symbolic links along their paths recreated), and a

@@ -51,17 +51,7 @@ func TestMain(m *testing.M) {
 		_ = server.ServeStdio(srv)
 		os.Exit(0)
 	}
-	// The pinned tool definitions of the gateways these tests start go
-	// to a directory of their own, not the user's state directory.
-	state, err := os.MkdirTemp("", "codecall-state-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Setenv("XDG_STATE_HOME", state)
-	code := m.Run()
-	os.RemoveAll(state)
-	os.Exit(code)
+	os.Exit(mcptest.RunWithStateDir(m.Run))
 }
 
 func runAsCLI() int {
