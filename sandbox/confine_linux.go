@@ -281,3 +281,20 @@ func ownNamespaces(server map[string]string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// pivotInto makes dir the root of the mount namespace and detaches the
+// old root: pivot_root(".", ".") stacks the old root under the new one,
+// and the lazy unmount removes it (and every mount under it) from the
+// namespace, so nothing of the host's tree stays reachable.
+func pivotInto(dir string) error {
+	if err := unix.Chdir(dir); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root to %s: %w", dir, err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detaching the host's file system: %w", err)
+	}
+	return unix.Chdir("/")
+}

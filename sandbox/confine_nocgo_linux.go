@@ -104,18 +104,7 @@ func emptyRoot() error {
 	if err := unix.Mount("codecall-sandbox", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,nr_inodes=2,mode=0555"); err != nil {
 		return fmt.Errorf("mounting an empty tmpfs on %s: %w", dir, err)
 	}
-	if err := unix.Chdir(dir); err != nil {
-		return err
-	}
-	// pivot_root(".", ".") stacks the old root under the new one; the
-	// detach below removes it from the namespace.
-	if err := unix.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detaching the host's file system: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
+	if err := pivotInto(dir); err != nil {
 		return err
 	}
 	// Read-only as well as empty; the remount may be refused for a mount

@@ -321,18 +321,7 @@ func mountView(entries []viewEntry) error {
 	if err := unix.MountSetattr(-1, root, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return fmt.Errorf("making the view's root read-only: %w", err)
 	}
-	if err := os.Chdir(root); err != nil {
-		return err
-	}
-	// pivot_root(".", ".") stacks the staging root (and the host's tree
-	// under it) below the view; the detach removes both.
-	if err := unix.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root to the view: %w", err)
-	}
-	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detaching the host's file system: %w", err)
-	}
-	return os.Chdir("/")
+	return pivotInto(root)
 }
 
 // loopbackUp brings up the net namespace's own loopback interface, so

@@ -188,16 +188,7 @@ func pythonView(py *Python) error {
 		fmt.Sprintf("size=%d,nr_inodes=256,mode=1777", pythonScratchBytes)); err != nil {
 		return fmt.Errorf("mounting the scratch tmpfs: %w", err)
 	}
-	if err := unix.Chdir(root); err != nil {
-		return err
-	}
-	if err := unix.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
-	}
-	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("detaching the host's file system: %w", err)
-	}
-	if err := unix.Chdir("/"); err != nil {
+	if err := pivotInto(root); err != nil {
 		return err
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
