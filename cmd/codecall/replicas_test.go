@@ -104,7 +104,9 @@ func newFleet(t *testing.T, n int, stateYAML string) *fleet {
 	f := &fleet{t: t, exe: exe, dir: dir, ledger: filepath.Join(dir, "ledger.txt")}
 	upstreams := filepath.Join(dir, "servers.json")
 	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"ledger": map[string]any{"command": exe, "env": map[string]string{countedVar: f.ledger}}}})
+		// The upstream runs sandboxed: it sees the test binary's directory
+		// read-only and writes its ledger in dir.
+		"ledger": map[string]any{"command": exe, "env": map[string]string{countedVar: f.ledger}, "paths": []string{filepath.Dir(exe) + ":ro", dir}}}})
 	if err := os.WriteFile(upstreams, servers, 0o600); err != nil {
 		t.Fatal(err)
 	}
