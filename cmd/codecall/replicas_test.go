@@ -343,7 +343,8 @@ func runResult(t *testing.T, res *mcp.CallToolResult) (status, result, runID str
 func pausedState(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
 	if res.ResultType != mcp.ResultTypeInputRequired || !strings.HasPrefix(res.RequestState, "ccr1.") {
-		t.Fatalf("the plan did not pause with a durable requestState: %+v", res)
+		b, _ := json.Marshal(res)
+		t.Fatalf("the plan did not pause with a durable requestState (resultType %q): %s", res.ResultType, b)
 	}
 	return res.RequestState
 }
