@@ -153,7 +153,12 @@ func TestDurableReplay(t *testing.T) {
 					t.Errorf("%s ran %d times, want %d", tool, got, want)
 				}
 			}
-			if len(o.Warnings) == 0 || o.Warnings[0].Type != "replayed" {
+			replayed := len(o.Warnings) > 0 && o.Warnings[0].Type == "replayed"
+			// Promise.all starts its three calls together: the approval
+			// may stop the first run before the other two reach their
+			// tools, and then nothing is journaled and nothing replayed
+			// (the counts above still hold either way).
+			if !replayed && tc.name != "Promise.all" {
 				t.Errorf("a resumed run says so in its warnings: %+v", o.Warnings)
 			}
 		})
