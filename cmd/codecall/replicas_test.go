@@ -635,13 +635,15 @@ func TestReplicaLoad(t *testing.T) {
 			res, _, err := f.tryPost(f.haproxy, script, "", "")
 			if err == nil && s.approval {
 				if res.ResultType != mcp.ResultTypeInputRequired {
-					err = fmt.Errorf("session %d: the plan did not pause: %+v", i, res)
+					b, _ := json.Marshal(res)
+					err = fmt.Errorf("session %d: the plan did not pause: %s", i, b)
 				} else {
 					res, _, err = f.tryPost(f.haproxy, script, res.RequestState, "approve")
 				}
 			}
 			if err == nil && (res.IsError || res.ResultType == mcp.ResultTypeInputRequired) {
-				err = fmt.Errorf("session %d: %+v", i, res)
+				b, _ := json.Marshal(res)
+				err = fmt.Errorf("session %d: %s", i, b)
 			}
 			if err != nil {
 				t.Error(err)
