@@ -90,6 +90,19 @@ func prompt(d time.Duration) func(t *testing.T, h *host, r *response) {
 	}
 }
 
+// errorSays checks that the run's error message names the wall that
+// stopped it, not another one reached first.
+func errorSays(want string) func(t *testing.T, h *host, r *response) {
+	return func(t *testing.T, h *host, r *response) {
+		t.Helper()
+		if r.Error == nil {
+			t.Errorf("the run has no error; want one naming %q", want)
+		} else if !strings.Contains(r.Error.Message, want) {
+			t.Errorf("the error %q does not name %q", r.Error.Message, want)
+		}
+	}
+}
+
 // logsWithin checks that the kept logs fit the log budget (the closing
 // note that says they were cut aside) and that a warning says so.
 func logsWithin(limit int64) func(t *testing.T, h *host, r *response) {
