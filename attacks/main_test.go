@@ -12,6 +12,10 @@ import (
 // the test process builds it once and hands it to its child processes.
 const envWorker = "CODECALLTEST_ATTACK_WORKER"
 
+// envRaceWorker, set, builds the worker with the race detector when the
+// suite runs under it. By default the worker is built without it.
+const envRaceWorker = "CODECALLTEST_ATTACK_RACE_WORKER"
+
 // workerCommand is the absolute path of a codecall-worker binary built for
 // this run, or "" to re-execute the test binary. A dedicated worker
 // initialises only what a plan needs, which keeps the suite's process mode
@@ -49,9 +53,7 @@ func buildWorker() (dir, path string) {
 	}
 	path = filepath.Join(dir, "codecall-worker")
 	args := []string{"build", "-o", path}
-	if raceEnabled {
-		// The cases' time budgets are calibrated for the test binary's
-		// speed; a worker built the same way runs plans at that speed.
+	if raceEnabled && os.Getenv(envRaceWorker) != "" {
 		args = append(args, "-race")
 	}
 	if out, err := exec.Command(goCmd, append(args, "../cmd/codecall-worker")...).CombinedOutput(); err != nil {
