@@ -1,6 +1,7 @@
 package search
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -37,7 +38,11 @@ type concept struct {
 
 // phrase is a multi-word vocabulary entry recognised in queries.
 type phrase struct {
-	words    []string // lower-cased surface words
+	words []string // lower-cased surface words
+	// keys are the words as a query is compared with them: each word's
+	// stem, or the word itself when it is a stop word, so that "keeping an
+	// eye on" meets "keep an eye on" and "staging" meets "stage".
+	keys     []string
 	variants []variant
 }
 
@@ -47,7 +52,7 @@ type phrase struct {
 type lexicon struct {
 	ix      *Index
 	expand  map[string][]variant // stem of a single word → related variants
-	phrases map[string][]phrase  // first word → phrases, longest first
+	phrases map[string][]phrase  // first key → phrases, longest first
 	stems   map[string]string    // surface word → stem for vocabulary words
 }
 
@@ -78,6 +83,13 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 			lx.relate(forms[i], others)
 		}
 	}
+	// groupOf is what the groups relate each word to, before the one-way
+	// entries add theirs: a one-way target brings its group along ("scroll
+	// down" → scroll → wheel), one hop further, never a one-way chain.
+	groupOf := make(map[string][]variant, len(lx.expand))
+	for k, vs := range lx.expand {
+		groupOf[k] = vs
+	}
 	for _, oneWay := range []map[string][]string{relatedOneWay, thesaurusOneWay, cfg.related} {
 		keys := make([]string, 0, len(oneWay))
 		for k := range oneWay {
@@ -89,6 +101,11 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 			for _, v := range oneWay[k] {
 				if o := lx.form(v); !o.lossy && len(o.terms) > 0 {
 					others = append(others, variant{terms: o.terms, scale: 1})
+					if len(o.terms) == 1 && oneWayHop > 0 {
+						for _, g := range groupOf[o.terms[0]] {
+							others = append(others, variant{terms: g.terms, scale: oneWayHop})
+						}
+					}
 				}
 			}
 			lx.relate(lx.form(k), others)
@@ -100,6 +117,8 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 	}
 	return lx
 }
+
+var oneWayHop = 1.0
 
 // form analyses one vocabulary member.
 func (lx *lexicon) form(member string) form {
@@ -127,6 +146,28 @@ func (lx *lexicon) stem(w string) string {
 	return s
 }
 
+// phraseKeys returns the comparison keys of a phrase's surface words
+// (see phrase.keys).
+func (lx *lexicon) phraseKeys(words []string) []string {
+	keys := make([]string, len(words))
+	for i, w := range words {
+		keys[i] = w
+		if s := lx.stem(w); s != "" {
+			keys[i] = s
+		}
+	}
+	return keys
+}
+
+// wordKey is phraseKeys for one query word, without the lexicon's cache,
+// so that a search does not write to it.
+func (lx *lexicon) wordKey(w string) string {
+	if s := analyzeWord(lx.ix.en, w); s != "" {
+		return s
+	}
+	return w
+}
+
 // relate records that member f expands to others.
 func (lx *lexicon) relate(f form, others []variant) {
 	switch {
@@ -145,10 +186,18 @@ func (lx *lexicon) relate(f form, others []variant) {
 				others[i].own = true
 			}
 		}
-		first := f.words[0]
+		// A lossy phrase does not carry its own remaining terms ("scroll"
+		// of "scroll down"), so an alternative equal to them is kept: it is
+		// the phrase's meaning, not a repetition.
+		own := f.terms
+		if f.lossy {
+			own = nil
+		}
+		keys := lx.phraseKeys(f.words)
+		first := keys[0]
 		for i, p := range lx.phrases[first] {
-			if slices.Equal(p.words, f.words) {
-				lx.phrases[first][i].variants = mergeVariants(p.variants, others, f.terms)
+			if slices.Equal(p.keys, keys) {
+				lx.phrases[first][i].variants = mergeVariants(p.variants, others, own)
 				return
 			}
 		}
@@ -156,7 +205,7 @@ func (lx *lexicon) relate(f form, others []variant) {
 		if len(f.terms) > 0 && !f.lossy {
 			vs = append(vs, variant{terms: f.terms, own: true, scale: 1})
 		}
-		lx.phrases[first] = append(lx.phrases[first], phrase{words: f.words, variants: mergeVariants(vs, others, f.terms)})
+		lx.phrases[first] = append(lx.phrases[first], phrase{words: f.words, keys: keys, variants: mergeVariants(vs, others, own)})
 	}
 }
 
@@ -202,8 +251,10 @@ func (lx *lexicon) parseText(text string) []concept {
 		cs = append(cs, c)
 	}
 	surface := make([]string, len(words))
+	keys := make([]string, len(words))
 	for i, w := range words {
 		surface[i] = w.text
+		keys[i] = lx.wordKey(w.text)
 	}
 	negated := false
 	for i := 0; i < len(words); {
@@ -211,9 +262,16 @@ func (lx *lexicon) parseText(text string) []concept {
 			i += n
 			continue
 		}
-		if p, ok := lx.matchPhrase(surface, i); ok {
-			if len(p.variants) > 0 && !negated {
-				add(concept{text: strings.Join(p.words, " "), variants: p.variants})
+		if p, ok := lx.matchPhrase(keys, i); ok {
+			c := concept{text: strings.Join(surface[i:i+len(p.words)], " "), variants: p.variants}
+			if cc, n := lx.compound(words, i); n == len(p.words) {
+				// The catalog writes the phrase as one word ("data
+				// sources", datasources): that is its own form.
+				cc.variants = mergeVariants(cc.variants, p.variants, nil)
+				c = cc
+			}
+			if !negated {
+				add(c)
 			}
 			negated = false
 			i += len(p.words)
@@ -384,9 +442,13 @@ func (lx *lexicon) wordConcept(w, s string, scale float64) concept {
 	return concept{text: w, variants: vs}
 }
 
-func (lx *lexicon) matchPhrase(words []string, i int) (phrase, bool) {
-	for _, p := range lx.phrases[words[i]] {
-		if i+len(p.words) <= len(words) && slices.Equal(words[i:i+len(p.words)], p.words) {
+// matchPhrase returns the longest vocabulary phrase whose keys the query's
+// keys start with at i. A phrase with nothing to offer (no variant the
+// vocabulary could analyse) does not match, so that its words are read
+// one by one.
+func (lx *lexicon) matchPhrase(keys []string, i int) (phrase, bool) {
+	for _, p := range lx.phrases[keys[i]] {
+		if len(p.variants) > 0 && i+len(p.keys) <= len(keys) && slices.Equal(keys[i:i+len(p.keys)], p.keys) {
 			return p, true
 		}
 	}
@@ -409,6 +471,7 @@ func isNumber(w string) bool {
 // name or a URL leaves its kind behind ("file", "url"): "open a.txt and
 // b.txt" asks for a tool that reads files.
 func dropValues(s string) string {
+	s = latLng.ReplaceAllString(s, " coordinates ")
 	fields := strings.Fields(s)
 	changed := false
 	for i, f := range fields {
@@ -419,6 +482,10 @@ func dropValues(s string) string {
 			fields[i] = "url"
 		case isFileName(w):
 			fields[i] = "file"
+		case shortPair.MatchString(w):
+			// "lat/long", "ci/cd", "tcp/ip": short words joined by a
+			// slash are words, not a path.
+			fields[i] = strings.ReplaceAll(w, "/", " ")
 		case strings.ContainsAny(w, "/\\"):
 			fields[i] = ""
 		default:
@@ -431,6 +498,13 @@ func dropValues(s string) string {
 	}
 	return strings.Join(fields, " ")
 }
+
+// latLng matches a latitude and longitude in decimal degrees
+// ("40.7128,-74.0060"): like a file name, it leaves its kind behind.
+var latLng = regexp.MustCompile(`-?\b\d{1,3}\.\d+\s*,\s*-?\d{1,3}\.\d+\b`)
+
+// shortPair matches two or three short words joined by slashes.
+var shortPair = regexp.MustCompile(`^[A-Za-z]{1,5}(/[A-Za-z]{1,5}){1,2}$`)
 
 // isFileName reports whether w looks like name.ext: a dot followed by a
 // short alphanumeric extension, and no other dots.

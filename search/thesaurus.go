@@ -486,4 +486,5 @@ var thesaurusOneWay = map[string][]string{
 	"postgresql":      {"postgres"},
 	"mysql":           {"sql", "database"},
 	"key value store": {"kv"},
+	"street":          {"address", "street address"},
 }
