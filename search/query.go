@@ -43,8 +43,13 @@ type phrase struct {
 	// stem, or the word itself when it is a stop word, so that "keeping an
 	// eye on" meets "keep an eye on" and "staging" meets "stage".
 	keys     []string
+	stemmed  bool // keys are stems
 	variants []variant
 }
+
+// stemmedKey prefixes the lexicon's phrase map keys of phrases compared by
+// stem; the others are keyed by their first surface word.
+const stemmedKey = "\x00"
 
 // lexicon is an Index's read-only expansion vocabulary: the built-in
 // related groups plus the caller's WithRelatedTerms, analysed with the
@@ -52,7 +57,7 @@ type phrase struct {
 type lexicon struct {
 	ix      *Index
 	expand  map[string][]variant // stem of a single word → related variants
-	phrases map[string][]phrase  // first key → phrases, longest first
+	phrases map[string][]phrase  // first key (see stemmedKey) → phrases
 	stems   map[string]string    // surface word → stem for vocabulary words
 }
 
@@ -146,17 +151,24 @@ func (lx *lexicon) stem(w string) string {
 	return s
 }
 
-// phraseKeys returns the comparison keys of a phrase's surface words
-// (see phrase.keys).
-func (lx *lexicon) phraseKeys(words []string) []string {
+// phraseKeys returns the comparison keys of a phrase's surface words (see
+// phrase.keys), and whether they are stems. A phrase of fewer than two
+// words with a stem is compared as written: "gist of" is a summary, "gists
+// of" are gists.
+func (lx *lexicon) phraseKeys(words []string) ([]string, bool) {
 	keys := make([]string, len(words))
+	n := 0
 	for i, w := range words {
 		keys[i] = w
 		if s := lx.stem(w); s != "" {
 			keys[i] = s
+			n++
 		}
 	}
-	return keys
+	if n < 2 {
+		return words, false
+	}
+	return keys, true
 }
 
 // wordKey is phraseKeys for one query word, without the lexicon's cache,
@@ -193,8 +205,11 @@ func (lx *lexicon) relate(f form, others []variant) {
 		if f.lossy {
 			own = nil
 		}
-		keys := lx.phraseKeys(f.words)
+		keys, stemmed := lx.phraseKeys(f.words)
 		first := keys[0]
+		if stemmed {
+			first = stemmedKey + first
+		}
 		for i, p := range lx.phrases[first] {
 			if slices.Equal(p.keys, keys) {
 				lx.phrases[first][i].variants = mergeVariants(p.variants, others, own)
@@ -205,7 +220,7 @@ func (lx *lexicon) relate(f form, others []variant) {
 		if len(f.terms) > 0 && !f.lossy {
 			vs = append(vs, variant{terms: f.terms, own: true, scale: 1})
 		}
-		lx.phrases[first] = append(lx.phrases[first], phrase{words: f.words, keys: keys, variants: mergeVariants(vs, others, own)})
+		lx.phrases[first] = append(lx.phrases[first], phrase{words: f.words, keys: keys, stemmed: stemmed, variants: mergeVariants(vs, others, own)})
 	}
 }
 
@@ -262,7 +277,7 @@ func (lx *lexicon) parseText(text string) []concept {
 			i += n
 			continue
 		}
-		if p, ok := lx.matchPhrase(keys, i); ok {
+		if p, ok := lx.matchPhrase(surface, keys, i); ok {
 			c := concept{text: strings.Join(surface[i:i+len(p.words)], " "), variants: p.variants}
 			if cc, n := lx.compound(words, i); n == len(p.words) {
 				// The catalog writes the phrase as one word ("data
@@ -446,13 +461,20 @@ func (lx *lexicon) wordConcept(w, s string, scale float64) concept {
 // keys start with at i. A phrase with nothing to offer (no variant the
 // vocabulary could analyse) does not match, so that its words are read
 // one by one.
-func (lx *lexicon) matchPhrase(keys []string, i int) (phrase, bool) {
-	for _, p := range lx.phrases[keys[i]] {
-		if len(p.variants) > 0 && i+len(p.keys) <= len(keys) && slices.Equal(keys[i:i+len(p.keys)], p.keys) {
-			return p, true
+func (lx *lexicon) matchPhrase(surface, keys []string, i int) (phrase, bool) {
+	var best phrase
+	found := false
+	for _, p := range slices.Concat(lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]]) {
+		ks := surface
+		if p.stemmed {
+			ks = keys
+		}
+		if len(p.variants) > 0 && i+len(p.keys) <= len(ks) && slices.Equal(ks[i:i+len(p.keys)], p.keys) &&
+			(!found || len(p.words) > len(best.words)) {
+			best, found = p, true
 		}
 	}
-	return phrase{}, false
+	return best, found
 }
 
 func isNumber(w string) bool {
@@ -472,6 +494,7 @@ func isNumber(w string) bool {
 // b.txt" asks for a tool that reads files.
 func dropValues(s string) string {
 	s = latLng.ReplaceAllString(s, " coordinates ")
+	s = asNumber.ReplaceAllString(s, " asn ")
 	fields := strings.Fields(s)
 	changed := false
 	for i, f := range fields {
@@ -502,6 +525,10 @@ func dropValues(s string) string {
 // latLng matches a latitude and longitude in decimal degrees
 // ("40.7128,-74.0060"): like a file name, it leaves its kind behind.
 var latLng = regexp.MustCompile(`-?\b\d{1,3}\.\d+\s*,\s*-?\d{1,3}\.\d+\b`)
+
+// asNumber matches an autonomous system number ("AS13335"), which leaves
+// its kind too.
+var asNumber = regexp.MustCompile(`\bAS\d{1,10}\b`)
 
 // shortPair matches two or three short words joined by slashes.
 var shortPair = regexp.MustCompile(`^[A-Za-z]{1,5}(/[A-Za-z]{1,5}){1,2}$`)

@@ -64,7 +64,9 @@ var thesaurusGroups = [][]string{
 	{"fork", "forks", "forked", "copy repo"},
 
 	// Verbs: files and text.
-	{"directory tree", "file tree", "folder structure", "tree"},
+	{"directory tree", "file tree", "folder structure", "tree", "folder hierarchy", "directory hierarchy", "file hierarchy"},
+	{"size", "sizes", "how big", "how large", "file size", "file sizes"},
+	{"visible", "shows up", "show up", "appears", "appear", "displayed", "on screen"},
 	{"append", "add to end", "concatenate", "concat"},
 	{"compress", "compression", "zip", "gzip", "tarball", "tar", "deflate"},
 	{"decompress", "unzip", "gunzip", "untar", "unpack", "extract archive"},
@@ -487,4 +489,14 @@ var thesaurusOneWay = map[string][]string{
 	"mysql":           {"sql", "database"},
 	"key value store": {"kv"},
 	"street":          {"address", "street address"},
+	"hierarchy":       {"tree"},
+	"keep in mind":    {"remember", "memory"},
+	"mark":            {"update", "status"},
+	"wake":            {"resume", "restore", "start"},
+	"wake up":         {"resume", "restore", "start"},
+	"hand":            {"assign"},
+	"hand over":       {"assign"},
+	"handover":        {"assign"},
+	"offline":         {"network", "disconnect"},
+	"frozen copy":     {"snapshot"},
 }
