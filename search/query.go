@@ -495,6 +495,7 @@ func isNumber(w string) bool {
 func dropValues(s string) string {
 	s = latLng.ReplaceAllString(s, " coordinates ")
 	s = asNumber.ReplaceAllString(s, " asn ")
+	s = emojiCode.ReplaceAllString(s, " emoji ")
 	fields := strings.Fields(s)
 	changed := false
 	for i, f := range fields {
@@ -529,6 +530,9 @@ var latLng = regexp.MustCompile(`-?\b\d{1,3}\.\d+\s*,\s*-?\d{1,3}\.\d+\b`)
 // asNumber matches an autonomous system number ("AS13335"), which leaves
 // its kind too.
 var asNumber = regexp.MustCompile(`\bAS\d{1,10}\b`)
+
+// emojiCode matches an emoji shortcode (":tada:"), which leaves "emoji".
+var emojiCode = regexp.MustCompile(`(^|\s):[a-z0-9_+-]+:`)
 
 // shortPair matches two or three short words joined by slashes.
 var shortPair = regexp.MustCompile(`^[A-Za-z]{1,5}(/[A-Za-z]{1,5}){1,2}$`)
