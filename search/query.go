@@ -493,6 +493,7 @@ func isNumber(w string) bool {
 // name or a URL leaves its kind behind ("file", "url"): "open a.txt and
 // b.txt" asks for a tool that reads files.
 func dropValues(s string) string {
+	s = dropNamed(s)
 	s = latLng.ReplaceAllString(s, " coordinates ")
 	s = asNumber.ReplaceAllString(s, " asn ")
 	s = emojiCode.ReplaceAllString(s, " emoji ")
@@ -522,6 +523,27 @@ func dropValues(s string) string {
 	}
 	return strings.Join(fields, " ")
 }
+
+// namedValue matches a naming word and the word after it: "a repository
+// called infra-notes", "a page titled Roadmap".
+var namedValue = regexp.MustCompile(`(?i)\b(called|named|titled)\s+(\S+)`)
+
+// dropNamed removes a name a request gives ("called infra-notes") with the
+// word that introduces it, as stripQuoted does for a quoted one: the name
+// is a value for the tool, and "called" is not a request to call anything.
+// A naming word followed by an article or preposition ("who called the
+// API") is left alone.
+func dropNamed(s string) string {
+	return namedValue.ReplaceAllStringFunc(s, func(m string) string {
+		next := strings.ToLower(namedValue.FindStringSubmatch(m)[2])
+		if namingStop[next] {
+			return m
+		}
+		return " "
+	})
+}
+
+var namingStop = map[string]bool{"the": true, "a": true, "an": true, "by": true, "for": true, "to": true, "in": true, "on": true, "with": true, "from": true, "after": true, "as": true, "it": true, "this": true, "that": true, "my": true, "our": true}
 
 // latLng matches a latitude and longitude in decimal degrees
 // ("40.7128,-74.0060"): like a file name, it leaves its kind behind.

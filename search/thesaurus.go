@@ -64,7 +64,7 @@ var thesaurusGroups = [][]string{
 	{"fork", "forks", "forked", "copy repo"},
 
 	// Verbs: files and text.
-	{"directory tree", "file tree", "folder structure", "tree", "folder hierarchy", "directory hierarchy", "file hierarchy"},
+	{"directory tree", "file tree", "folder structure", "tree", "folder hierarchy", "directory hierarchy", "file hierarchy", "directory layout", "folder layout", "repo layout", "project layout", "directory structure"},
 	{"size", "sizes", "how big", "how large", "file size", "file sizes"},
 	{"mock", "stub", "intercept", "fake response", "mock response", "stub out"},
 	{"time in status", "cycle time", "lead time", "time in stage"},
@@ -162,7 +162,7 @@ var thesaurusGroups = [][]string{
 	{"revoke", "revoked", "revocation", "withdraw access"},
 	{"admin", "administrator", "superuser", "sysadmin"},
 	{"security scan", "vulnerability scan", "scan", "scanning", "scanner"},
-	{"audit log", "audit logs", "auditlogs", "audit trail", "access log", "security log"},
+	{"audit log", "audit logs", "auditlogs", "audit trail", "access log", "security log", "who changed what", "who did what"},
 	{"allowlist", "whitelist", "allow list", "safelist"},
 	{"blocklist", "blacklist", "block list", "denylist", "deny list"},
 	{"api key", "apikey", "access key", "access token", "personal access token", "bearer token"},
@@ -526,4 +526,14 @@ var thesaurusOneWay = map[string][]string{
 	"plain text":      {"markdown", "text"},
 	"clean text":      {"markdown", "text"},
 	"time in status":  {"dates", "sla"},
+	"watercolor":      {"image", "art"},
+	"watercolour":     {"image", "art"},
+	"painting":        {"image", "art"},
+	"sketch":          {"image", "draw"},
+	"count rows":      {"query", "sql"},
+	"how many rows":   {"query", "sql"},
+	"insert row":      {"write", "query", "sql"},
+	"insert rows":     {"write", "query", "sql"},
+	"update rows":     {"write", "query", "sql"},
+	"delete rows":     {"write", "query", "sql"},
 }
