@@ -95,6 +95,10 @@ type Explanation struct {
 	// OneOfMany: the query asks for many things and this tool's name
 	// says it returns one.
 	OneOfMany bool
+	// SameNameAs names the tool of another app with the same name (without
+	// the app prefix) whose match this tool's score was lifted to (see
+	// the package documentation), "" when it was not.
+	SameNameAs string
 	// Dense is the normalised similarity of the embeddings, -1 when dense
 	// retrieval is off.
 	Dense float64
@@ -163,6 +167,9 @@ type tuning struct {
 	// oneOfMany scales the score of a tool that returns one thing when
 	// the request asks for many.
 	oneOfMany float64
+	// sameName is the share of its best same-name twin's score a tool is
+	// lifted to (see Index.sameName); 0 turns the rule off.
+	sameName float64
 	// boost is each field's BM25 boost, cover its coverage weight.
 	boost, cover [numFields]float64
 	// wordnetScale and wordnetHyperScale scale the weight of a WordNet
@@ -174,7 +181,7 @@ type tuning struct {
 }
 
 func defaultTuning() tuning {
-	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75, oneOfMany: 0.95,
+	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75, oneOfMany: 0.95, sameName: 0.98,
 		wordnetScale: 0.7}
 	for f, spec := range fieldSpecs {
 		t.boost[f], t.cover[f] = spec.boost, spec.cover
@@ -300,8 +307,13 @@ type Index struct {
 	nameParts [][]uint32
 	// many is true for each tool whose name says it returns a collection
 	// (list_issues, search_users): see pluralQuery.
-	many    []bool
-	vocab   map[int][]surfaceWord // by rune length, for fuzzy correction
+	many []bool
+	// sameName gives, for each tool, a group shared by the tools of other
+	// apps with the same name without the app prefix
+	// (github.create_pull_request and github-legacy.create_pull_request),
+	// -1 for a tool no other app has the name of.
+	sameName []int32
+	vocab    map[int][]surfaceWord // by rune length, for fuzzy correction
 	lexicon *lexicon
 
 	// dense holds the tool vectors when WithEmbedder is given and the
@@ -349,9 +361,49 @@ func New(tools []*catalog.Tool, opts ...Option) (*Index, error) {
 		b.add(i, t)
 	}
 	b.finish()
+	ix.groupSameNames()
 	ix.lexicon = newLexicon(ix, cfg)
 	ix.buildDense()
 	return ix, nil
+}
+
+// groupSameNames fills ix.sameName: tools of different apps whose names
+// without the app prefix are equal (case-insensitively) do the same thing
+// on different servers.
+func (ix *Index) groupSameNames() {
+	ix.sameName = make([]int32, len(ix.tools))
+	byName := map[string][]int{}
+	for i, t := range ix.tools {
+		short := shortName(t.Name, t.AppID)
+		if short == "" || t.AppID == "" {
+			continue
+		}
+		k := strings.ToLower(short)
+		byName[k] = append(byName[k], i)
+	}
+	for i := range ix.sameName {
+		ix.sameName[i] = -1
+	}
+	var next int32
+	keys := make([]string, 0, len(byName))
+	for k := range byName {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		docs := byName[k]
+		apps := map[string]bool{}
+		for _, d := range docs {
+			apps[strings.ToLower(ix.tools[d].AppID)] = true
+		}
+		if len(apps) < 2 {
+			continue
+		}
+		for _, d := range docs {
+			ix.sameName[d] = next
+		}
+		next++
+	}
 }
 
 // analyzers returns the English analyzer (tokenizer, possessives, lower

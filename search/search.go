@@ -292,6 +292,7 @@ type scored struct {
 	coverage, bm25, names float32
 	otherApp, oneOfMany   bool
 	dense                 float32 // -1 when dense retrieval had no part
+	same                  int32   // the same-name tool whose match this one took, -1 if none
 }
 
 // resolved is a concept prepared for coverage: term ids instead of terms,
@@ -506,20 +507,39 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 		bestPrec = max(bestPrec, prec[i])
 	}
 	out := make([]scored, 0, len(cands))
+	var bestSame map[int32]int // same-name group → index in out of its best match
 	for i, c := range cands {
 		cov := ix.coverage(c.doc, rs)
 		bm, np := relative(c.score, bestBM25, ix.cfg.bm25Share), relative(prec[i], bestPrec, ix.cfg.namePrecision)
 		s := cov * bm * np
-		other := f.named != nil && !f.named[strings.ToLower(ix.tools[c.doc].AppID)]
-		if other {
-			s *= ix.cfg.otherApp
+		if s <= 0 {
+			continue
 		}
-		one := f.many && !ix.many[c.doc]
-		if one {
-			s *= ix.cfg.oneOfMany
+		out = append(out, scored{doc: c.doc, score: s, coverage: float32(cov), bm25: float32(bm), names: float32(np), dense: -1, same: -1})
+		if g := ix.sameName[c.doc]; g >= 0 && ix.cfg.sameName > 0 {
+			if bestSame == nil {
+				bestSame = map[int32]int{}
+			}
+			if j, ok := bestSame[g]; !ok || s > out[j].score {
+				bestSame[g] = len(out) - 1
+			}
 		}
-		if s > 0 {
-			out = append(out, scored{doc: c.doc, score: s, coverage: float32(cov), bm25: float32(bm), names: float32(np), otherApp: other, oneOfMany: one, dense: -1})
+	}
+	for i := range out {
+		h := &out[i]
+		// The same operation on another server (github and
+		// github-legacy, gitlab) matches the request as well as its best
+		// twin: their descriptions differ in wording, not in what they do.
+		if g := ix.sameName[h.doc]; g >= 0 && bestSame != nil {
+			if j := bestSame[g]; j != i && ix.cfg.sameName*out[j].score > h.score {
+				h.score, h.same = ix.cfg.sameName*out[j].score, int32(out[j].doc)
+			}
+		}
+		if h.otherApp = f.named != nil && !f.named[strings.ToLower(ix.tools[h.doc].AppID)]; h.otherApp {
+			h.score *= ix.cfg.otherApp
+		}
+		if h.oneOfMany = f.many && !ix.many[h.doc]; h.oneOfMany {
+			h.score *= ix.cfg.oneOfMany
 		}
 	}
 	slices.SortFunc(out, byScore)
@@ -760,6 +780,9 @@ func (ix *Index) closestApp(u string) string {
 func (ix *Index) explain(cs []concept, h scored) *Explanation {
 	e := &Explanation{Coverage: float64(h.coverage), BM25F: float64(h.bm25), Names: float64(h.names),
 		OtherApp: h.otherApp, OneOfMany: h.oneOfMany, Dense: float64(h.dense)}
+	if h.same >= 0 {
+		e.SameNameAs = ix.tools[h.same].Name
+	}
 	rs := ix.resolve(cs)
 	e.Headline = ix.headline(rs, h.doc)
 	for i, r := range rs {
@@ -811,6 +834,9 @@ func (e *Explanation) String() string {
 	}
 	if e.OneOfMany {
 		b.WriteString(" × one of many")
+	}
+	if e.SameNameAs != "" {
+		fmt.Fprintf(&b, ", as %s", e.SameNameAs)
 	}
 	if e.Dense >= 0 {
 		fmt.Fprintf(&b, ", dense %.2f", e.Dense)

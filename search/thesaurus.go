@@ -162,7 +162,7 @@ var thesaurusGroups = [][]string{
 	{"revoke", "revoked", "revocation", "withdraw access"},
 	{"admin", "administrator", "superuser", "sysadmin"},
 	{"security scan", "vulnerability scan", "scan", "scanning", "scanner"},
-	{"audit log", "audit logs", "auditlogs", "audit trail", "access log", "security log", "who changed what", "who did what"},
+	{"audit log", "audit logs", "auditlogs", "audit trail", "access log", "security log", "who changed what"},
 	{"allowlist", "whitelist", "allow list", "safelist"},
 	{"blocklist", "blacklist", "block list", "denylist", "deny list"},
 	{"api key", "apikey", "access key", "access token", "personal access token", "bearer token"},
