@@ -52,6 +52,10 @@ func SetKnob(t *tuning, k string, v float64) {
 		t.oneOfMany = v
 	case "uw":
 		t.unknownWeight = v
+	case "sn":
+		t.sameName = v
+	case "hs":
+		t.headlineShare = v
 	case "vw":
 		t.valueWeight = v
 	}

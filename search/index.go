@@ -28,7 +28,7 @@ const DefaultTopK = 8
 // (0.32–0.36) that flags the most unanswerable requests of the evaluation
 // set's tune split together with the headline rule (docs/search.md,
 // "Calibrating low_relevance").
-const DefaultLowRelevance = 0.34
+const DefaultLowRelevance = 0.32
 
 // The warning types a Result can carry.
 const (
@@ -77,7 +77,8 @@ type Hit struct {
 }
 
 // Explanation breaks a hit's score into the factors that made it (see the
-// package documentation): Score = Coverage × BM25F × Names, times the
+// package documentation): Score = Coverage × BM25F × Names × HeadlineFactor,
+// or its same-name twin's share (SameNameAs), times the
 // other-app factor when OtherApp and the one-of-many factor when
 // OneOfMany, then fused with Dense when dense retrieval is on.
 type Explanation struct {
@@ -107,6 +108,9 @@ type Explanation struct {
 	// left out. A lexical best hit with none gets the low_relevance
 	// warning whatever its score (see WithLowRelevance).
 	Headline float64
+	// HeadlineFactor is the factor Headline gave the score, relative to
+	// the best candidate's headline share.
+	HeadlineFactor float64
 	// Matches says, per concept of the query, where the tool matched it:
 	// "ticket=name", "open=desc~" (~ marks a related word), "kubernetes=-".
 	Matches []string
@@ -170,6 +174,12 @@ type tuning struct {
 	// sameName is the share of its best same-name twin's score a tool is
 	// lifted to (see Index.sameName); 0 turns the rule off.
 	sameName float64
+	// headlineShare is the part of the score that depends on how much of
+	// the query a tool matches in its headline fields (name, app, title,
+	// tags, summary) relative to the best candidate: of two tools that
+	// cover a request alike, the one whose headline says it wins over the
+	// one that mentions it in passing.
+	headlineShare float64
 	// boost is each field's BM25 boost, cover its coverage weight.
 	boost, cover [numFields]float64
 	// wordnetScale and wordnetHyperScale scale the weight of a WordNet
@@ -181,7 +191,7 @@ type tuning struct {
 }
 
 func defaultTuning() tuning {
-	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75, oneOfMany: 0.95, sameName: 0.98,
+	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75, oneOfMany: 0.95, sameName: 0.98, headlineShare: 0.3,
 		wordnetScale: 0.7}
 	for f, spec := range fieldSpecs {
 		t.boost[f], t.cover[f] = spec.boost, spec.cover
@@ -314,7 +324,7 @@ type Index struct {
 	// -1 for a tool no other app has the name of.
 	sameName []int32
 	vocab    map[int][]surfaceWord // by rune length, for fuzzy correction
-	lexicon *lexicon
+	lexicon  *lexicon
 
 	// dense holds the tool vectors when WithEmbedder is given and the
 	// catalog could be embedded (see dense.go); denseErr says why not.
