@@ -425,11 +425,45 @@ func analyzers() (english, surface analysis.Analyzer, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: English analyzer: %w", err)
 	}
+	// The guard goes right before the stemmer, the analyzer's last filter.
+	if d, ok := english.(*analysis.DefaultAnalyzer); ok && len(d.TokenFilters) > 0 {
+		n := len(d.TokenFilters)
+		fs := slices.Concat(d.TokenFilters[:n-1], []analysis.TokenFilter{stemGuard(guardedStems)}, d.TokenFilters[n-1:])
+		english = &analysis.DefaultAnalyzer{CharFilters: d.CharFilters, Tokenizer: d.Tokenizer, TokenFilters: fs}
+	}
 	surface = &analysis.DefaultAnalyzer{
 		Tokenizer:    unicode.NewUnicodeTokenizer(),
 		TokenFilters: []analysis.TokenFilter{lowercase.NewLowerCaseFilter()},
 	}
 	return english, surface, nil
+}
+
+// guardedStems are words that Porter stemming conflates with words of
+// another meaning in tool catalogs, mapped to a stem of their own:
+// "manager" is not "manage", "general" not "generate", "news" not "new",
+// "authority" not "author". A request to email a manager must not match
+// every tool that manages something.
+var guardedStems = map[string]string{
+	"general": "general", "generals": "general", "generally": "general",
+	"manager": "manager", "managers": "manager",
+	"news": "news",
+	"experience": "experience", "experiences": "experience",
+	"authority": "authority", "authorities": "authority",
+	"community": "community", "communities": "community",
+}
+
+// stemGuard gives the words it maps their own stem and marks them so that
+// the stemmer leaves them alone.
+type stemGuard map[string]string
+
+// Filter implements analysis.TokenFilter.
+func (g stemGuard) Filter(ts analysis.TokenStream) analysis.TokenStream {
+	for _, t := range ts {
+		if s, ok := g[string(t.Term)]; ok {
+			t.Term, t.KeyWord = []byte(s), true
+		}
+	}
+	return ts
 }
 
 // builder collects the index's tables tool by tool.
