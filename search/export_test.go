@@ -42,23 +42,3 @@ func Explain(ix *Index, text string) string {
 	}
 	return b.String()
 }
-
-// SetKnob sets a named constant (scratch exploration).
-func SetKnob(t *tuning, k string, v float64) {
-	switch k {
-	case "oa":
-		t.otherApp = v
-	case "om":
-		t.oneOfMany = v
-	case "uw":
-		t.unknownWeight = v
-	case "sn":
-		t.sameName = v
-	case "hs":
-		t.headlineShare = v
-	case "vw":
-		t.valueWeight = v
-	}
-}
-
-func SetHop(v float64) { oneWayHop = v }

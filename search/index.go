@@ -446,7 +446,7 @@ func analyzers() (english, surface analysis.Analyzer, err error) {
 var guardedStems = map[string]string{
 	"general": "general", "generals": "general", "generally": "general",
 	"manager": "manager", "managers": "manager",
-	"news": "news",
+	"news":       "news",
 	"experience": "experience", "experiences": "experience",
 	"authority": "authority", "authorities": "authority",
 	"community": "community", "communities": "community",

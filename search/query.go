@@ -106,9 +106,9 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 			for _, v := range oneWay[k] {
 				if o := lx.form(v); !o.lossy && len(o.terms) > 0 {
 					others = append(others, variant{terms: o.terms, scale: 1})
-					if len(o.terms) == 1 && oneWayHop > 0 {
+					if len(o.terms) == 1 {
 						for _, g := range groupOf[o.terms[0]] {
-							others = append(others, variant{terms: g.terms, scale: oneWayHop})
+							others = append(others, variant{terms: g.terms, scale: 1})
 						}
 					}
 				}
@@ -122,8 +122,6 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 	}
 	return lx
 }
-
-var oneWayHop = 1.0
 
 // form analyses one vocabulary member.
 func (lx *lexicon) form(member string) form {
