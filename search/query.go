@@ -270,9 +270,31 @@ func (lx *lexicon) parseText(text string) []concept {
 		keys[i] = lx.wordKey(w.text)
 	}
 	negated := false
+	// split are the particles of phrasal verbs already read with their
+	// verb ("hand the ticket over"): skipped when reached.
+	var split map[int]bool
 	for i := 0; i < len(words); {
+		if split[i] {
+			i++
+			continue
+		}
 		if n := fillerPhrase(surface, i); n > 0 {
 			i += n
+			continue
+		}
+		if p, j, ok := lx.matchSplitPhrasal(surface, keys, i); ok && !lx.startsPhrase(surface, keys, i) {
+			// A phrasal verb whose object sits between its words: "hand
+			// SUP-20 over", "wake the project up".
+			if split == nil {
+				split = map[int]bool{}
+			}
+			split[j] = true
+			split[j-1] = split[j-1] || surface[j-1] == "back"
+			if !negated {
+				add(concept{text: surface[i] + " " + surface[j], variants: p.variants})
+			}
+			negated = false
+			i++
 			continue
 		}
 		if p, ok := lx.matchPhrase(surface, keys, i); ok {
@@ -475,6 +497,53 @@ func (lx *lexicon) matchPhrase(surface, keys []string, i int) (phrase, bool) {
 	return best, found
 }
 
+// particles are the adverbs that make a phrasal verb ("hand over", "wake
+// up", "shut down").
+var particles = map[string]bool{"up": true, "down": true, "over": true, "off": true, "out": true, "back": true, "in": true}
+
+// maxSplit is the most words a phrasal verb's object may put between the
+// verb and its particle.
+const maxSplit = 4
+
+// matchSplitPhrasal finds a two-word vocabulary phrase of a verb and a
+// particle whose words are apart in the query: the verb at i, the particle
+// at j, with one to maxSplit words between. A word between that is itself
+// a particle, or a verb of such a phrase, ends the search: the particle
+// belongs to the nearer verb.
+func (lx *lexicon) matchSplitPhrasal(surface, keys []string, i int) (phrase, int, bool) {
+	ps := slices.Concat(lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]])
+	if len(ps) == 0 {
+		return phrase{}, 0, false
+	}
+	for j := i + 2; j < len(surface) && j <= i+1+maxSplit; j++ {
+		w := surface[j]
+		if particles[surface[j-1]] && j-1 > i {
+			return phrase{}, 0, false
+		}
+		if !particles[w] {
+			continue
+		}
+		if w == "back" && j+1 < len(surface) && particles[surface[j+1]] {
+			// "wake the project back up": "back" doubles the particle.
+			j++
+			w = surface[j]
+		}
+		for _, p := range ps {
+			if len(p.words) == 2 && p.words[1] == w && len(p.variants) > 0 && (!p.stemmed || p.keys[0] == keys[i]) {
+				return p, j, true
+			}
+		}
+		return phrase{}, 0, false
+	}
+	return phrase{}, 0, false
+}
+
+// startsPhrase reports whether a vocabulary phrase starts at i.
+func (lx *lexicon) startsPhrase(surface, keys []string, i int) bool {
+	_, ok := lx.matchPhrase(surface, keys, i)
+	return ok
+}
+
 func isNumber(w string) bool {
 	for _, r := range w {
 		if !unicode.IsDigit(r) && r != '.' && r != ',' {
@@ -494,6 +563,7 @@ func dropValues(s string) string {
 	s = dropNamed(s)
 	s = latLng.ReplaceAllString(s, " coordinates ")
 	s = asNumber.ReplaceAllString(s, " asn ")
+	s = issueKey.ReplaceAllString(s, " issue ")
 	s = emojiCode.ReplaceAllString(s, " emoji ")
 	fields := strings.Fields(s)
 	changed := false
@@ -550,6 +620,10 @@ var latLng = regexp.MustCompile(`-?\b\d{1,3}\.\d+\s*,\s*-?\d{1,3}\.\d+\b`)
 // asNumber matches an autonomous system number ("AS13335"), which leaves
 // its kind too.
 var asNumber = regexp.MustCompile(`\bAS\d{1,10}\b`)
+
+// issueKey matches an issue key ("PROJ-88", "SUP-20"): a value, which
+// the tokenizer would otherwise split into a word and a number.
+var issueKey = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
 
 // emojiCode matches an emoji shortcode (":tada:"), which leaves "emoji".
 var emojiCode = regexp.MustCompile(`(^|\s):[a-z0-9_+-]+:`)

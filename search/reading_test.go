@@ -41,6 +41,10 @@ func TestQueryReadingForms(t *testing.T) {
 		{name: "emoji shortcode", query: "put :tada: on that message", has: []string{`"emoji"`}, hasNot: []string{"tada"}},
 		{name: "a given name", query: "create a repository called infra-notes", has: []string{`"repository"`}, hasNot: []string{"call", "infra", "note"}},
 		{name: "naming word before an article", query: "who called the API", has: []string{`"called"`}},
+		{name: "phrasal verb around its object", query: "hand the ticket over to Priya", has: []string{`"hand over"`, "[assign]"}, hasNot: []string{`"hand"`}},
+		{name: "phrasal verb with back", query: "wake the paused project back up", has: []string{`"wake up"`, "[resum]"}, hasNot: []string{"backup"}},
+		{name: "particle of the nearer verb", query: "log in and look the user up", has: []string{`"look up"`}},
+		{name: "issue key", query: "who is watching SUP-20", has: []string{`"issue"`}, hasNot: []string{"[sup]"}},
 		{name: "stem guard", query: "email my manager", has: []string{"[manager]*"}, hasNot: []string{"[manag]"}},
 	}
 	for _, tt := range tests {
