@@ -507,9 +507,9 @@ const maxSplit = 4
 
 // matchSplitPhrasal finds a two-word vocabulary phrase of a verb and a
 // particle whose words are apart in the query: the verb at i, the particle
-// at j, with one to maxSplit words between. A word between that is itself
-// a particle, or a verb of such a phrase, ends the search: the particle
-// belongs to the nearer verb.
+// at j, with one to maxSplit words between. A particle between ends the
+// search ("log in and look the user up": "in" belongs to "log"), and so
+// does a first particle that makes no phrase with the verb.
 func (lx *lexicon) matchSplitPhrasal(surface, keys []string, i int) (phrase, int, bool) {
 	ps := slices.Concat(lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]])
 	if len(ps) == 0 {
@@ -558,12 +558,21 @@ func isNumber(w string) bool {
 // (name.ext). Split into parts, "./test_project_root/src/main.py" would
 // otherwise add "test", "project", "root" and "main" to the query. A file
 // name or a URL leaves its kind behind ("file", "url"): "open a.txt and
-// b.txt" asks for a tool that reads files.
+// b.txt" asks for a tool that reads files. So do decimal coordinates
+// ("coordinates"), an AS number ("asn"), an issue key ("issue") and an
+// emoji shortcode ("emoji"); a name the request gives ("called
+// infra-notes") goes with its naming word, and short words joined by a
+// slash ("lat/long") are words.
 func dropValues(s string) string {
 	s = dropNamed(s)
 	s = latLng.ReplaceAllString(s, " coordinates ")
 	s = asNumber.ReplaceAllString(s, " asn ")
-	s = issueKey.ReplaceAllString(s, " issue ")
+	s = issueKey.ReplaceAllStringFunc(s, func(m string) string {
+		if notIssueKeys[m[:strings.IndexByte(m, '-')]] {
+			return m
+		}
+		return " issue "
+	})
 	s = emojiCode.ReplaceAllString(s, " emoji ")
 	fields := strings.Fields(s)
 	changed := false
@@ -611,6 +620,8 @@ func dropNamed(s string) string {
 	})
 }
 
+// namingStop are words after a naming word that show it is not
+// introducing a name ("who called the API", "named after").
 var namingStop = map[string]bool{"the": true, "a": true, "an": true, "by": true, "for": true, "to": true, "in": true, "on": true, "with": true, "from": true, "after": true, "as": true, "it": true, "this": true, "that": true, "my": true, "our": true}
 
 // latLng matches a latitude and longitude in decimal degrees
@@ -624,6 +635,13 @@ var asNumber = regexp.MustCompile(`\bAS\d{1,10}\b`)
 // issueKey matches an issue key ("PROJ-88", "SUP-20"): a value, which
 // the tokenizer would otherwise split into a word and a number.
 var issueKey = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
+
+// notIssueKeys are prefixes of names in the same shape that are not issue
+// keys: encodings, hashes, standards, versions, vulnerabilities.
+var notIssueKeys = map[string]bool{
+	"UTF": true, "SHA": true, "MD": true, "ISO": true, "RFC": true, "HTTP": true,
+	"TLS": true, "SSL": true, "CVE": true, "GHSA": true, "GPT": true, "COVID": true, "IPV": true,
+}
 
 // emojiCode matches an emoji shortcode (":tada:"), which leaves "emoji".
 var emojiCode = regexp.MustCompile(`(^|\s):[a-z0-9_+-]+:`)

@@ -45,6 +45,7 @@ func TestQueryReadingForms(t *testing.T) {
 		{name: "phrasal verb with back", query: "wake the paused project back up", has: []string{`"wake up"`, "[resum]"}, hasNot: []string{"backup"}},
 		{name: "particle of the nearer verb", query: "log in and look the user up", has: []string{`"look up"`}},
 		{name: "issue key", query: "who is watching SUP-20", has: []string{`"issue"`}, hasNot: []string{"[sup]"}},
+		{name: "not an issue key", query: "hash it with SHA-256", hasNot: []string{`"issue"`}},
 		{name: "stem guard", query: "email my manager", has: []string{"[manager]*"}, hasNot: []string{"[manag]"}},
 	}
 	for _, tt := range tests {
