@@ -484,14 +484,16 @@ func (lx *lexicon) wordConcept(w, s string, scale float64) concept {
 func (lx *lexicon) matchPhrase(surface, keys []string, i int) (phrase, bool) {
 	var best phrase
 	found := false
-	for _, p := range slices.Concat(lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]]) {
-		ks := surface
-		if p.stemmed {
-			ks = keys
-		}
-		if len(p.variants) > 0 && i+len(p.keys) <= len(ks) && slices.Equal(ks[i:i+len(p.keys)], p.keys) &&
-			(!found || len(p.words) > len(best.words)) {
-			best, found = p, true
+	for _, ps := range [2][]phrase{lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]]} {
+		for _, p := range ps {
+			ks := surface
+			if p.stemmed {
+				ks = keys
+			}
+			if len(p.variants) > 0 && i+len(p.keys) <= len(ks) && slices.Equal(ks[i:i+len(p.keys)], p.keys) &&
+				(!found || len(p.words) > len(best.words)) {
+				best, found = p, true
+			}
 		}
 	}
 	return best, found
@@ -511,8 +513,8 @@ const maxSplit = 4
 // search ("log in and look the user up": "in" belongs to "log"), and so
 // does a first particle that makes no phrase with the verb.
 func (lx *lexicon) matchSplitPhrasal(surface, keys []string, i int) (phrase, int, bool) {
-	ps := slices.Concat(lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]])
-	if len(ps) == 0 {
+	byWord, byStem := lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]]
+	if len(byWord) == 0 && len(byStem) == 0 {
 		return phrase{}, 0, false
 	}
 	for j := i + 2; j < len(surface) && j <= i+1+maxSplit; j++ {
@@ -528,9 +530,11 @@ func (lx *lexicon) matchSplitPhrasal(surface, keys []string, i int) (phrase, int
 			j++
 			w = surface[j]
 		}
-		for _, p := range ps {
-			if len(p.words) == 2 && p.words[1] == w && len(p.variants) > 0 && (!p.stemmed || p.keys[0] == keys[i]) {
-				return p, j, true
+		for _, ps := range [2][]phrase{byWord, byStem} {
+			for _, p := range ps {
+				if len(p.words) == 2 && p.words[1] == w && len(p.variants) > 0 {
+					return p, j, true
+				}
 			}
 		}
 		return phrase{}, 0, false
