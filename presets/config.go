@@ -536,7 +536,7 @@ func Default() Config {
 		Surfaces:    []Surface{SurfaceCodeCall},
 		Preset:      Secure,
 		MetaTools:   MetaToolsConfig{Prefix: "codecall."},
-		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.34, Embeddings: EmbeddingsConfig{Weight: DefaultEmbeddingsWeight}},
+		Search:      SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.32, Embeddings: EmbeddingsConfig{Weight: DefaultEmbeddingsWeight}},
 		Describe:    DescribeConfig{MaxDefinitions: 8},
 		DirectCalls: DirectCallsConfig{Enabled: false},
 		Audit:       AuditConfig{Path: ""},

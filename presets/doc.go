@@ -28,7 +28,7 @@
 //	                                  ASCII letters, digits, _ - . only; prefix+"describe" at most 64 characters
 //	search.topK              int      results when a request gives none, >= 1 (default 8)
 //	search.maxTopK           int      most results a request may ask for, >= topK (default 50)
-//	search.lowRelevance      number   0..1; under it a result set carries a warning (default 0.34)
+//	search.lowRelevance      number   0..1; under it a result set carries a warning (default 0.32)
 //	search.embeddings        mapping  optional dense retrieval with an embedding model (default off):
 //	  provider               string   "" (off) | openai | model2vec
 //	  url                    string   openai: base URL of an OpenAI-compatible server (http://localhost:11434)

@@ -86,7 +86,7 @@ func TestDefault(t *testing.T) {
 	}
 	secure, _ := LimitsFor(Secure)
 	if cfg.Mode != ModeCodeCallOnly || cfg.Preset != Secure || !reflect.DeepEqual(cfg.VM, secure) ||
-		cfg.MetaTools.Prefix != "codecall." || cfg.Search != (SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.34, Embeddings: EmbeddingsConfig{Weight: 0.3}}) ||
+		cfg.MetaTools.Prefix != "codecall." || cfg.Search != (SearchConfig{TopK: 8, MaxTopK: 50, LowRelevance: 0.32, Embeddings: EmbeddingsConfig{Weight: 0.3}}) ||
 		cfg.Describe.MaxDefinitions != 8 || cfg.DirectCalls.Enabled {
 		t.Errorf("Default() = %+v", cfg)
 	}

@@ -357,7 +357,7 @@ func (ix *Index) withDense(ctx context.Context, text string, f *filter, hits []s
 	}
 	for _, doc := range ix.denseTop(scores, f, max(topK, denseCandidates)) {
 		if _, ok := lex[doc]; !ok {
-			lex[doc] = scored{doc: doc}
+			lex[doc] = scored{doc: doc, same: -1}
 		}
 	}
 	out := make([]scored, 0, len(lex))

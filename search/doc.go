@@ -57,6 +57,7 @@
 // query they cover. Hit.Score is in [0, 1]:
 //
 //	score = coverage × (0.5 + 0.5·bm25/bm25_best) × (0.85 + 0.15·names/names_best)
+//	                 × (0.7 + 0.3·headline/headline_best)
 //
 // coverage = Σ w_c·m_c / Σ w_c over the query's concepts c. The weight w_c
 // is the concept's inverse document frequency in the catalog (rare words
@@ -70,7 +71,10 @@
 // spelling correction. names is the share of the tool's own name words
 // (without its app id) that the query accounts for: of two tools that cover
 // the query alike, create_issue beats create_issue_link when the query says
-// nothing about links. The BM25 and name factors are relative to the best
+// nothing about links. headline is the weighted share of the query the
+// tool matches in its name, app, title, tags or summary: a tool that says
+// in its headline what the request asks beats one that mentions it in
+// passing. The BM25, name and headline factors are relative to the best
 // candidate, so they order the hits without lowering the best one: the top
 // score is, in effect, its coverage, and a 1 means every concept of the
 // query is in the tool's name. A query that names an app ("on GitHub",
@@ -80,9 +84,13 @@
 // users") prefers the sibling that returns many: a tool whose name says it
 // returns one (get_ticket rather than list_tickets or search_users) has its
 // score multiplied by 0.95.
+// Tools of different apps with the same name without the app prefix
+// (github.create_pull_request, github-legacy.create_pull_request) do the
+// same thing on different servers: each is lifted to 0.98 of its best
+// twin's score, before the app and one-of-many factors.
 // Query.Explain returns each hit's factors.
 //
-// When the best score is below the low-relevance threshold (0.34 by
+// When the best score is below the low-relevance threshold (0.32 by
 // default, see WithLowRelevance), or the best hit matches the request only
 // in its description or parameters and in none of its name, app, title,
 // tags or summary, the result carries a "low_relevance" warning: the

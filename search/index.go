@@ -28,7 +28,7 @@ const DefaultTopK = 8
 // (0.32–0.36) that flags the most unanswerable requests of the evaluation
 // set's tune split together with the headline rule (docs/search.md,
 // "Calibrating low_relevance").
-const DefaultLowRelevance = 0.34
+const DefaultLowRelevance = 0.32
 
 // The warning types a Result can carry.
 const (
@@ -77,7 +77,8 @@ type Hit struct {
 }
 
 // Explanation breaks a hit's score into the factors that made it (see the
-// package documentation): Score = Coverage × BM25F × Names, times the
+// package documentation): Score = Coverage × BM25F × Names × HeadlineFactor,
+// or its same-name twin's share (SameNameAs), times the
 // other-app factor when OtherApp and the one-of-many factor when
 // OneOfMany, then fused with Dense when dense retrieval is on.
 type Explanation struct {
@@ -95,6 +96,10 @@ type Explanation struct {
 	// OneOfMany: the query asks for many things and this tool's name
 	// says it returns one.
 	OneOfMany bool
+	// SameNameAs names the tool of another app with the same name (without
+	// the app prefix) whose match this tool's score was lifted to (see
+	// the package documentation), "" when it was not.
+	SameNameAs string
 	// Dense is the normalised similarity of the embeddings, -1 when dense
 	// retrieval is off.
 	Dense float64
@@ -103,6 +108,9 @@ type Explanation struct {
 	// left out. A lexical best hit with none gets the low_relevance
 	// warning whatever its score (see WithLowRelevance).
 	Headline float64
+	// HeadlineFactor is the factor Headline gave the score, relative to
+	// the best candidate's headline share.
+	HeadlineFactor float64
 	// Matches says, per concept of the query, where the tool matched it:
 	// "ticket=name", "open=desc~" (~ marks a related word), "kubernetes=-".
 	Matches []string
@@ -163,6 +171,15 @@ type tuning struct {
 	// oneOfMany scales the score of a tool that returns one thing when
 	// the request asks for many.
 	oneOfMany float64
+	// sameName is the share of its best same-name twin's score a tool is
+	// lifted to (see Index.sameName); 0 turns the rule off.
+	sameName float64
+	// headlineShare is the part of the score that depends on how much of
+	// the query a tool matches in its headline fields (name, app, title,
+	// tags, summary) relative to the best candidate: of two tools that
+	// cover a request alike, the one whose headline says it wins over the
+	// one that mentions it in passing.
+	headlineShare float64
 	// boost is each field's BM25 boost, cover its coverage weight.
 	boost, cover [numFields]float64
 	// wordnetScale and wordnetHyperScale scale the weight of a WordNet
@@ -174,7 +191,7 @@ type tuning struct {
 }
 
 func defaultTuning() tuning {
-	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75, oneOfMany: 0.95,
+	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75, oneOfMany: 0.95, sameName: 0.98, headlineShare: 0.3,
 		wordnetScale: 0.7}
 	for f, spec := range fieldSpecs {
 		t.boost[f], t.cover[f] = spec.boost, spec.cover
@@ -300,9 +317,14 @@ type Index struct {
 	nameParts [][]uint32
 	// many is true for each tool whose name says it returns a collection
 	// (list_issues, search_users): see pluralQuery.
-	many    []bool
-	vocab   map[int][]surfaceWord // by rune length, for fuzzy correction
-	lexicon *lexicon
+	many []bool
+	// sameName gives, for each tool, a group shared by the tools of other
+	// apps with the same name without the app prefix
+	// (github.create_pull_request and github-legacy.create_pull_request),
+	// -1 for a tool no other app has the name of.
+	sameName []int32
+	vocab    map[int][]surfaceWord // by rune length, for fuzzy correction
+	lexicon  *lexicon
 
 	// dense holds the tool vectors when WithEmbedder is given and the
 	// catalog could be embedded (see dense.go); denseErr says why not.
@@ -349,9 +371,49 @@ func New(tools []*catalog.Tool, opts ...Option) (*Index, error) {
 		b.add(i, t)
 	}
 	b.finish()
+	ix.groupSameNames()
 	ix.lexicon = newLexicon(ix, cfg)
 	ix.buildDense()
 	return ix, nil
+}
+
+// groupSameNames fills ix.sameName: tools of different apps whose names
+// without the app prefix are equal (case-insensitively) do the same thing
+// on different servers.
+func (ix *Index) groupSameNames() {
+	ix.sameName = make([]int32, len(ix.tools))
+	byName := map[string][]int{}
+	for i, t := range ix.tools {
+		short := shortName(t.Name, t.AppID)
+		if short == "" || t.AppID == "" {
+			continue
+		}
+		k := strings.ToLower(short)
+		byName[k] = append(byName[k], i)
+	}
+	for i := range ix.sameName {
+		ix.sameName[i] = -1
+	}
+	var next int32
+	keys := make([]string, 0, len(byName))
+	for k := range byName {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		docs := byName[k]
+		apps := map[string]bool{}
+		for _, d := range docs {
+			apps[strings.ToLower(ix.tools[d].AppID)] = true
+		}
+		if len(apps) < 2 {
+			continue
+		}
+		for _, d := range docs {
+			ix.sameName[d] = next
+		}
+		next++
+	}
 }
 
 // analyzers returns the English analyzer (tokenizer, possessives, lower
@@ -363,11 +425,45 @@ func analyzers() (english, surface analysis.Analyzer, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("search: English analyzer: %w", err)
 	}
+	// The guard goes right before the stemmer, the analyzer's last filter.
+	if d, ok := english.(*analysis.DefaultAnalyzer); ok && len(d.TokenFilters) > 0 {
+		n := len(d.TokenFilters)
+		fs := slices.Concat(d.TokenFilters[:n-1], []analysis.TokenFilter{stemGuard(guardedStems)}, d.TokenFilters[n-1:])
+		english = &analysis.DefaultAnalyzer{CharFilters: d.CharFilters, Tokenizer: d.Tokenizer, TokenFilters: fs}
+	}
 	surface = &analysis.DefaultAnalyzer{
 		Tokenizer:    unicode.NewUnicodeTokenizer(),
 		TokenFilters: []analysis.TokenFilter{lowercase.NewLowerCaseFilter()},
 	}
 	return english, surface, nil
+}
+
+// guardedStems are words that Porter stemming conflates with words of
+// another meaning in tool catalogs, mapped to a stem of their own:
+// "manager" is not "manage", "general" not "generate", "news" not "new",
+// "authority" not "author". A request to email a manager must not match
+// every tool that manages something.
+var guardedStems = map[string]string{
+	"general": "general", "generals": "general", "generally": "general",
+	"manager": "manager", "managers": "manager",
+	"news":       "news",
+	"experience": "experience", "experiences": "experience",
+	"authority": "authority", "authorities": "authority",
+	"community": "community", "communities": "community",
+}
+
+// stemGuard gives the words it maps their own stem and marks them so that
+// the stemmer leaves them alone.
+type stemGuard map[string]string
+
+// Filter implements analysis.TokenFilter.
+func (g stemGuard) Filter(ts analysis.TokenStream) analysis.TokenStream {
+	for _, t := range ts {
+		if s, ok := g[string(t.Term)]; ok {
+			t.Term, t.KeyWord = []byte(s), true
+		}
+	}
+	return ts
 }
 
 // builder collects the index's tables tool by tool.

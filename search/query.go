@@ -1,6 +1,7 @@
 package search
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -37,9 +38,18 @@ type concept struct {
 
 // phrase is a multi-word vocabulary entry recognised in queries.
 type phrase struct {
-	words    []string // lower-cased surface words
+	words []string // lower-cased surface words
+	// keys are the words as a query is compared with them: each word's
+	// stem, or the word itself when it is a stop word, so that "keeping an
+	// eye on" meets "keep an eye on" and "staging" meets "stage".
+	keys     []string
+	stemmed  bool // keys are stems
 	variants []variant
 }
+
+// stemmedKey prefixes the lexicon's phrase map keys of phrases compared by
+// stem; the others are keyed by their first surface word.
+const stemmedKey = "\x00"
 
 // lexicon is an Index's read-only expansion vocabulary: the built-in
 // related groups plus the caller's WithRelatedTerms, analysed with the
@@ -47,7 +57,7 @@ type phrase struct {
 type lexicon struct {
 	ix      *Index
 	expand  map[string][]variant // stem of a single word → related variants
-	phrases map[string][]phrase  // first word → phrases, longest first
+	phrases map[string][]phrase  // first key (see stemmedKey) → phrases
 	stems   map[string]string    // surface word → stem for vocabulary words
 }
 
@@ -78,6 +88,13 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 			lx.relate(forms[i], others)
 		}
 	}
+	// groupOf is what the groups relate each word to, before the one-way
+	// entries add theirs: a one-way target brings its group along ("scroll
+	// down" → scroll → wheel), one hop further, never a one-way chain.
+	groupOf := make(map[string][]variant, len(lx.expand))
+	for k, vs := range lx.expand {
+		groupOf[k] = vs
+	}
 	for _, oneWay := range []map[string][]string{relatedOneWay, thesaurusOneWay, cfg.related} {
 		keys := make([]string, 0, len(oneWay))
 		for k := range oneWay {
@@ -89,6 +106,11 @@ func newLexicon(ix *Index, cfg config) *lexicon {
 			for _, v := range oneWay[k] {
 				if o := lx.form(v); !o.lossy && len(o.terms) > 0 {
 					others = append(others, variant{terms: o.terms, scale: 1})
+					if len(o.terms) == 1 {
+						for _, g := range groupOf[o.terms[0]] {
+							others = append(others, variant{terms: g.terms, scale: 1})
+						}
+					}
 				}
 			}
 			lx.relate(lx.form(k), others)
@@ -127,6 +149,35 @@ func (lx *lexicon) stem(w string) string {
 	return s
 }
 
+// phraseKeys returns the comparison keys of a phrase's surface words (see
+// phrase.keys), and whether they are stems. A phrase of fewer than two
+// words with a stem is compared as written: "gist of" is a summary, "gists
+// of" are gists.
+func (lx *lexicon) phraseKeys(words []string) ([]string, bool) {
+	keys := make([]string, len(words))
+	n := 0
+	for i, w := range words {
+		keys[i] = w
+		if s := lx.stem(w); s != "" {
+			keys[i] = s
+			n++
+		}
+	}
+	if n < 2 {
+		return words, false
+	}
+	return keys, true
+}
+
+// wordKey is phraseKeys for one query word, without the lexicon's cache,
+// so that a search does not write to it.
+func (lx *lexicon) wordKey(w string) string {
+	if s := analyzeWord(lx.ix.en, w); s != "" {
+		return s
+	}
+	return w
+}
+
 // relate records that member f expands to others.
 func (lx *lexicon) relate(f form, others []variant) {
 	switch {
@@ -145,10 +196,21 @@ func (lx *lexicon) relate(f form, others []variant) {
 				others[i].own = true
 			}
 		}
-		first := f.words[0]
+		// A lossy phrase does not carry its own remaining terms ("scroll"
+		// of "scroll down"), so an alternative equal to them is kept: it is
+		// the phrase's meaning, not a repetition.
+		own := f.terms
+		if f.lossy {
+			own = nil
+		}
+		keys, stemmed := lx.phraseKeys(f.words)
+		first := keys[0]
+		if stemmed {
+			first = stemmedKey + first
+		}
 		for i, p := range lx.phrases[first] {
-			if slices.Equal(p.words, f.words) {
-				lx.phrases[first][i].variants = mergeVariants(p.variants, others, f.terms)
+			if slices.Equal(p.keys, keys) {
+				lx.phrases[first][i].variants = mergeVariants(p.variants, others, own)
 				return
 			}
 		}
@@ -156,7 +218,7 @@ func (lx *lexicon) relate(f form, others []variant) {
 		if len(f.terms) > 0 && !f.lossy {
 			vs = append(vs, variant{terms: f.terms, own: true, scale: 1})
 		}
-		lx.phrases[first] = append(lx.phrases[first], phrase{words: f.words, variants: mergeVariants(vs, others, f.terms)})
+		lx.phrases[first] = append(lx.phrases[first], phrase{words: f.words, keys: keys, stemmed: stemmed, variants: mergeVariants(vs, others, own)})
 	}
 }
 
@@ -202,18 +264,49 @@ func (lx *lexicon) parseText(text string) []concept {
 		cs = append(cs, c)
 	}
 	surface := make([]string, len(words))
+	keys := make([]string, len(words))
 	for i, w := range words {
 		surface[i] = w.text
+		keys[i] = lx.wordKey(w.text)
 	}
 	negated := false
+	// split are the particles of phrasal verbs already read with their
+	// verb ("hand the ticket over"): skipped when reached.
+	var split map[int]bool
 	for i := 0; i < len(words); {
+		if split[i] {
+			i++
+			continue
+		}
 		if n := fillerPhrase(surface, i); n > 0 {
 			i += n
 			continue
 		}
-		if p, ok := lx.matchPhrase(surface, i); ok {
-			if len(p.variants) > 0 && !negated {
-				add(concept{text: strings.Join(p.words, " "), variants: p.variants})
+		if p, j, ok := lx.matchSplitPhrasal(surface, keys, i); ok && !lx.startsPhrase(surface, keys, i) {
+			// A phrasal verb whose object sits between its words: "hand
+			// SUP-20 over", "wake the project up".
+			if split == nil {
+				split = map[int]bool{}
+			}
+			split[j] = true
+			split[j-1] = split[j-1] || surface[j-1] == "back"
+			if !negated {
+				add(concept{text: surface[i] + " " + surface[j], variants: p.variants})
+			}
+			negated = false
+			i++
+			continue
+		}
+		if p, ok := lx.matchPhrase(surface, keys, i); ok {
+			c := concept{text: strings.Join(surface[i:i+len(p.words)], " "), variants: p.variants}
+			if cc, n := lx.compound(words, i); n == len(p.words) {
+				// The catalog writes the phrase as one word ("data
+				// sources", datasources): that is its own form.
+				cc.variants = mergeVariants(cc.variants, p.variants, nil)
+				c = cc
+			}
+			if !negated {
+				add(c)
 			}
 			negated = false
 			i += len(p.words)
@@ -384,13 +477,75 @@ func (lx *lexicon) wordConcept(w, s string, scale float64) concept {
 	return concept{text: w, variants: vs}
 }
 
-func (lx *lexicon) matchPhrase(words []string, i int) (phrase, bool) {
-	for _, p := range lx.phrases[words[i]] {
-		if i+len(p.words) <= len(words) && slices.Equal(words[i:i+len(p.words)], p.words) {
-			return p, true
+// matchPhrase returns the longest vocabulary phrase whose keys the query's
+// keys start with at i. A phrase with nothing to offer (no variant the
+// vocabulary could analyse) does not match, so that its words are read
+// one by one.
+func (lx *lexicon) matchPhrase(surface, keys []string, i int) (phrase, bool) {
+	var best phrase
+	found := false
+	for _, ps := range [2][]phrase{lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]]} {
+		for _, p := range ps {
+			ks := surface
+			if p.stemmed {
+				ks = keys
+			}
+			if len(p.variants) > 0 && i+len(p.keys) <= len(ks) && slices.Equal(ks[i:i+len(p.keys)], p.keys) &&
+				(!found || len(p.words) > len(best.words)) {
+				best, found = p, true
+			}
 		}
 	}
-	return phrase{}, false
+	return best, found
+}
+
+// particles are the adverbs that make a phrasal verb ("hand over", "wake
+// up", "shut down").
+var particles = map[string]bool{"up": true, "down": true, "over": true, "off": true, "out": true, "back": true, "in": true}
+
+// maxSplit is the most words a phrasal verb's object may put between the
+// verb and its particle.
+const maxSplit = 4
+
+// matchSplitPhrasal finds a two-word vocabulary phrase of a verb and a
+// particle whose words are apart in the query: the verb at i, the particle
+// at j, with one to maxSplit words between. A particle between ends the
+// search ("log in and look the user up": "in" belongs to "log"), and so
+// does a first particle that makes no phrase with the verb.
+func (lx *lexicon) matchSplitPhrasal(surface, keys []string, i int) (phrase, int, bool) {
+	byWord, byStem := lx.phrases[surface[i]], lx.phrases[stemmedKey+keys[i]]
+	if len(byWord) == 0 && len(byStem) == 0 {
+		return phrase{}, 0, false
+	}
+	for j := i + 2; j < len(surface) && j <= i+1+maxSplit; j++ {
+		w := surface[j]
+		if particles[surface[j-1]] && j-1 > i {
+			return phrase{}, 0, false
+		}
+		if !particles[w] {
+			continue
+		}
+		if w == "back" && j+1 < len(surface) && particles[surface[j+1]] {
+			// "wake the project back up": "back" doubles the particle.
+			j++
+			w = surface[j]
+		}
+		for _, ps := range [2][]phrase{byWord, byStem} {
+			for _, p := range ps {
+				if len(p.words) == 2 && p.words[1] == w && len(p.variants) > 0 {
+					return p, j, true
+				}
+			}
+		}
+		return phrase{}, 0, false
+	}
+	return phrase{}, 0, false
+}
+
+// startsPhrase reports whether a vocabulary phrase starts at i.
+func (lx *lexicon) startsPhrase(surface, keys []string, i int) bool {
+	_, ok := lx.matchPhrase(surface, keys, i)
+	return ok
 }
 
 func isNumber(w string) bool {
@@ -407,8 +562,22 @@ func isNumber(w string) bool {
 // (name.ext). Split into parts, "./test_project_root/src/main.py" would
 // otherwise add "test", "project", "root" and "main" to the query. A file
 // name or a URL leaves its kind behind ("file", "url"): "open a.txt and
-// b.txt" asks for a tool that reads files.
+// b.txt" asks for a tool that reads files. So do decimal coordinates
+// ("coordinates"), an AS number ("asn"), an issue key ("issue") and an
+// emoji shortcode ("emoji"); a name the request gives ("called
+// infra-notes") goes with its naming word, and short words joined by a
+// slash ("lat/long") are words.
 func dropValues(s string) string {
+	s = dropNamed(s)
+	s = latLng.ReplaceAllString(s, " coordinates ")
+	s = asNumber.ReplaceAllString(s, " asn ")
+	s = issueKey.ReplaceAllStringFunc(s, func(m string) string {
+		if notIssueKeys[m[:strings.IndexByte(m, '-')]] {
+			return m
+		}
+		return " issue "
+	})
+	s = emojiCode.ReplaceAllString(s, " emoji ")
 	fields := strings.Fields(s)
 	changed := false
 	for i, f := range fields {
@@ -419,6 +588,10 @@ func dropValues(s string) string {
 			fields[i] = "url"
 		case isFileName(w):
 			fields[i] = "file"
+		case shortPair.MatchString(w):
+			// "lat/long", "ci/cd", "tcp/ip": short words joined by a
+			// slash are words, not a path.
+			fields[i] = strings.ReplaceAll(w, "/", " ")
 		case strings.ContainsAny(w, "/\\"):
 			fields[i] = ""
 		default:
@@ -431,6 +604,54 @@ func dropValues(s string) string {
 	}
 	return strings.Join(fields, " ")
 }
+
+// namedValue matches a naming word and the word after it: "a repository
+// called infra-notes", "a page titled Roadmap".
+var namedValue = regexp.MustCompile(`(?i)\b(called|named|titled)\s+(\S+)`)
+
+// dropNamed removes a name a request gives ("called infra-notes") with the
+// word that introduces it, as stripQuoted does for a quoted one: the name
+// is a value for the tool, and "called" is not a request to call anything.
+// A naming word followed by an article or preposition ("who called the
+// API") is left alone.
+func dropNamed(s string) string {
+	return namedValue.ReplaceAllStringFunc(s, func(m string) string {
+		next := strings.ToLower(namedValue.FindStringSubmatch(m)[2])
+		if namingStop[next] {
+			return m
+		}
+		return " "
+	})
+}
+
+// namingStop are words after a naming word that show it is not
+// introducing a name ("who called the API", "named after").
+var namingStop = map[string]bool{"the": true, "a": true, "an": true, "by": true, "for": true, "to": true, "in": true, "on": true, "with": true, "from": true, "after": true, "as": true, "it": true, "this": true, "that": true, "my": true, "our": true}
+
+// latLng matches a latitude and longitude in decimal degrees
+// ("40.7128,-74.0060"): like a file name, it leaves its kind behind.
+var latLng = regexp.MustCompile(`-?\b\d{1,3}\.\d+\s*,\s*-?\d{1,3}\.\d+\b`)
+
+// asNumber matches an autonomous system number ("AS13335"), which leaves
+// its kind too.
+var asNumber = regexp.MustCompile(`\bAS\d{1,10}\b`)
+
+// issueKey matches an issue key ("PROJ-88", "SUP-20"): a value, which
+// the tokenizer would otherwise split into a word and a number.
+var issueKey = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,9}-\d+\b`)
+
+// notIssueKeys are prefixes of names in the same shape that are not issue
+// keys: encodings, hashes, standards, versions, vulnerabilities.
+var notIssueKeys = map[string]bool{
+	"UTF": true, "SHA": true, "MD": true, "ISO": true, "RFC": true, "HTTP": true,
+	"TLS": true, "SSL": true, "CVE": true, "GHSA": true, "GPT": true, "COVID": true, "IPV": true,
+}
+
+// emojiCode matches an emoji shortcode (":tada:"), which leaves "emoji".
+var emojiCode = regexp.MustCompile(`(^|\s):[a-z0-9_+-]+:`)
+
+// shortPair matches two or three short words joined by slashes.
+var shortPair = regexp.MustCompile(`^[A-Za-z]{1,5}(/[A-Za-z]{1,5}){1,2}$`)
 
 // isFileName reports whether w looks like name.ext: a dot followed by a
 // short alphanumeric extension, and no other dots.

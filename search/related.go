@@ -225,7 +225,7 @@ var relatedOneWay = map[string][]string{
 var queryFillerPhrases = [][]string{
 	{"right", "now"}, {"right", "away"}, {"at", "the", "moment"}, {"make", "sure"},
 	{"find", "out"}, {"figure", "out"}, {"take", "a", "look"}, {"have", "a", "look"},
-	{"keep", "in", "mind"}, {"as", "soon", "as", "possible"}, {"for", "example"},
+	{"as", "soon", "as", "possible"}, {"for", "example"},
 	{"is", "there", "a", "way"}, {"how", "do", "i"}, {"how", "can", "i"},
 }
 

@@ -290,8 +290,10 @@ type scored struct {
 	score float64
 	// The factors of score, kept for Query.Explain.
 	coverage, bm25, names float32
+	head                  float32 // the headline factor
 	otherApp, oneOfMany   bool
 	dense                 float32 // -1 when dense retrieval had no part
+	same                  int32   // the same-name tool whose match this one took, -1 if none
 }
 
 // resolved is a concept prepared for coverage: term ids instead of terms,
@@ -501,25 +503,54 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 	// candidate, so that the best hit's score stays its coverage.
 	bestBM25, bestPrec := cands[0].score, 0.0
 	prec := make([]float64, len(cands))
+	heads := make([]float64, len(cands))
+	bestHead := 0.0
 	for i, c := range cands {
 		prec[i] = ix.namePrecision(c.doc, queryTerms)
 		bestPrec = max(bestPrec, prec[i])
+		if ix.cfg.headlineShare > 0 {
+			heads[i] = ix.headline(rs, c.doc)
+			bestHead = max(bestHead, heads[i])
+		}
 	}
 	out := make([]scored, 0, len(cands))
+	var bestSame map[int32]int // same-name group → index in out of its best match
 	for i, c := range cands {
 		cov := ix.coverage(c.doc, rs)
 		bm, np := relative(c.score, bestBM25, ix.cfg.bm25Share), relative(prec[i], bestPrec, ix.cfg.namePrecision)
-		s := cov * bm * np
-		other := f.named != nil && !f.named[strings.ToLower(ix.tools[c.doc].AppID)]
-		if other {
-			s *= ix.cfg.otherApp
+		hf := 1.0
+		if ix.cfg.headlineShare > 0 {
+			hf = relative(heads[i], bestHead, ix.cfg.headlineShare)
 		}
-		one := f.many && !ix.many[c.doc]
-		if one {
-			s *= ix.cfg.oneOfMany
+		s := cov * bm * np * hf
+		if s <= 0 {
+			continue
 		}
-		if s > 0 {
-			out = append(out, scored{doc: c.doc, score: s, coverage: float32(cov), bm25: float32(bm), names: float32(np), otherApp: other, oneOfMany: one, dense: -1})
+		out = append(out, scored{doc: c.doc, score: s, coverage: float32(cov), bm25: float32(bm), names: float32(np), head: float32(hf), dense: -1, same: -1})
+		if g := ix.sameName[c.doc]; g >= 0 && ix.cfg.sameName > 0 {
+			if bestSame == nil {
+				bestSame = map[int32]int{}
+			}
+			if j, ok := bestSame[g]; !ok || s > out[j].score {
+				bestSame[g] = len(out) - 1
+			}
+		}
+	}
+	for i := range out {
+		h := &out[i]
+		// The same operation on another server (github and
+		// github-legacy, gitlab) matches the request as well as its best
+		// twin: their descriptions differ in wording, not in what they do.
+		if g := ix.sameName[h.doc]; g >= 0 && bestSame != nil {
+			if j := bestSame[g]; j != i && ix.cfg.sameName*out[j].score > h.score {
+				h.score, h.same = ix.cfg.sameName*out[j].score, int32(out[j].doc)
+			}
+		}
+		if h.otherApp = f.named != nil && !f.named[strings.ToLower(ix.tools[h.doc].AppID)]; h.otherApp {
+			h.score *= ix.cfg.otherApp
+		}
+		if h.oneOfMany = f.many && !ix.many[h.doc]; h.oneOfMany {
+			h.score *= ix.cfg.oneOfMany
 		}
 	}
 	slices.SortFunc(out, byScore)
@@ -759,7 +790,10 @@ func (ix *Index) closestApp(u string) string {
 // explain describes how h was scored for the concepts.
 func (ix *Index) explain(cs []concept, h scored) *Explanation {
 	e := &Explanation{Coverage: float64(h.coverage), BM25F: float64(h.bm25), Names: float64(h.names),
-		OtherApp: h.otherApp, OneOfMany: h.oneOfMany, Dense: float64(h.dense)}
+		OtherApp: h.otherApp, OneOfMany: h.oneOfMany, Dense: float64(h.dense), HeadlineFactor: float64(h.head)}
+	if h.same >= 0 {
+		e.SameNameAs = ix.tools[h.same].Name
+	}
 	rs := ix.resolve(cs)
 	e.Headline = ix.headline(rs, h.doc)
 	for i, r := range rs {
@@ -795,7 +829,7 @@ func strongestField(t *tuning, mask uint8) int {
 }
 
 // String formats the explanation on one line, for people tuning a
-// catalog: "coverage 0.62 × bm25f 0.91 × names 0.97 · headline 0.40 ·
+// catalog: "coverage 0.62 × bm25f 0.91 × names 0.97 × headline 0.95 · headline share 0.40 ·
 // ticket=name open=desc~".
 func (e *Explanation) String() string {
 	if e == nil {
@@ -806,16 +840,22 @@ func (e *Explanation) String() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "coverage %.2f × bm25f %.2f × names %.2f", e.Coverage, e.BM25F, e.Names)
+	if e.HeadlineFactor > 0 {
+		fmt.Fprintf(&b, " × headline %.2f", e.HeadlineFactor)
+	}
 	if e.OtherApp {
 		b.WriteString(" × other app")
 	}
 	if e.OneOfMany {
 		b.WriteString(" × one of many")
 	}
+	if e.SameNameAs != "" {
+		fmt.Fprintf(&b, ", as %s", e.SameNameAs)
+	}
 	if e.Dense >= 0 {
 		fmt.Fprintf(&b, ", dense %.2f", e.Dense)
 	}
-	fmt.Fprintf(&b, " · headline %.2f", e.Headline)
+	fmt.Fprintf(&b, " · headline share %.2f", e.Headline)
 	if len(e.Matches) > 0 {
 		b.WriteString(" · ")
 		b.WriteString(strings.Join(e.Matches, " "))
