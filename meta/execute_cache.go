@@ -10,11 +10,18 @@ import (
 	"github.com/codecall-go/codecall/ast/tsstrip"
 )
 
-// planCacheSize is how many validated plans a server keeps: agents send
-// the same few plans again and again (a loop over a list, a retried plan),
-// and a validated plan holds its source, a line index and a compiled
-// program, a few KiB for a plan within the script caps.
-const planCacheSize = 256
+// The bounds of a planCache. Agents send the same few plans again and
+// again (a loop over a list, a retried plan), and those are short; a
+// validated plan holds its source, a line index and a compiled program,
+// several times the script's size. So only scripts up to
+// planCacheMaxScript bytes are remembered, at most planCacheSize of them
+// and planCacheBytes of script in all: a client sending distinct plans at
+// the preset's script cap cannot make the cache hold more than a few MiB.
+const (
+	planCacheSize      = 256
+	planCacheMaxScript = 16 << 10
+	planCacheBytes     = 1 << 20
+)
 
 // planCache remembers the plans that passed validation, by script and
 // rules, so that a plan sent again is neither parsed, checked nor compiled
@@ -30,6 +37,7 @@ type planCache struct {
 	mu      sync.Mutex
 	entries map[planKey]*list.Element
 	order   list.List // front: most recently used; values are *planEntry
+	bytes   int       // the remembered scripts' lengths, summed
 }
 
 // planKey names a validation: the script's SHA-256 and every rule that
@@ -42,6 +50,7 @@ type planKey struct {
 type planEntry struct {
 	key     planKey
 	checked *ast.Checked
+	size    int // the script's length
 }
 
 func newPlanCache() *planCache {
@@ -53,7 +62,7 @@ func newPlanCache() *planCache {
 // validation (tsstrip.Validate), remembered when it passes. scriptSHA is
 // the hex SHA-256 of script.
 func (c *planCache) validate(script, scriptSHA string, rules ast.Rules) (*ast.Checked, error) {
-	if c == nil {
+	if c == nil || len(script) > planCacheMaxScript {
 		return tsstrip.Validate(script, rules)
 	}
 	key := planKey{scriptSHA: scriptSHA, rules: rulesKey(rules)}
@@ -72,11 +81,14 @@ func (c *planCache) validate(script, scriptSHA string, rules ast.Rules) (*ast.Ch
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[key]; !ok {
-		c.entries[key] = c.order.PushFront(&planEntry{key: key, checked: checked})
-		for c.order.Len() > planCacheSize {
+		c.entries[key] = c.order.PushFront(&planEntry{key: key, checked: checked, size: len(script)})
+		c.bytes += len(script)
+		for c.order.Len() > planCacheSize || c.bytes > planCacheBytes {
 			oldest := c.order.Back()
+			e := oldest.Value.(*planEntry)
 			c.order.Remove(oldest)
-			delete(c.entries, oldest.Value.(*planEntry).key)
+			delete(c.entries, e.key)
+			c.bytes -= e.size
 		}
 	}
 	return checked, nil

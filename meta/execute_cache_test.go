@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -160,4 +161,51 @@ func TestRulesKeyCoversRules(t *testing.T) {
 	if rulesKey(split) == rulesKey(joined) {
 		t.Error("banned identifiers [ab] and [a b] share a key")
 	}
+}
+
+// TestPlanCacheBytes checks the memory bounds: a script over
+// planCacheMaxScript is validated but not remembered, and scripts are
+// evicted, oldest first, once their lengths add up to more than
+// planCacheBytes, whatever their number.
+func TestPlanCacheBytes(t *testing.T) {
+	rules, _ := ast.RulesForPreset(presets.Experimental)
+	// A valid plan of exactly n bytes: a return and a comment to pad.
+	sized := func(i, n int) string {
+		s := fmt.Sprintf("return %d //", i)
+		return s + strings.Repeat("x", n-len(s))
+	}
+	t.Run("a script over the per-script bound is not remembered", func(t *testing.T) {
+		c := newPlanCache()
+		s := sized(0, planCacheMaxScript+1)
+		if _, err := c.validate(s, sha256Hex(s), rules); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.entries) != 0 || c.bytes != 0 {
+			t.Fatalf("%d entries, %d bytes remembered", len(c.entries), c.bytes)
+		}
+	})
+	t.Run("the total is bounded", func(t *testing.T) {
+		c := newPlanCache()
+		n := planCacheBytes/planCacheMaxScript + 8
+		for i := range n {
+			s := sized(i, planCacheMaxScript)
+			if _, err := c.validate(s, sha256Hex(s), rules); err != nil {
+				t.Fatal(err)
+			}
+			if c.bytes > planCacheBytes {
+				t.Fatalf("after %d scripts: %d bytes remembered, bound %d", i+1, c.bytes, planCacheBytes)
+			}
+		}
+		if want := planCacheBytes / planCacheMaxScript; len(c.entries) != want {
+			t.Fatalf("%d entries, want %d", len(c.entries), want)
+		}
+		first := sized(0, planCacheMaxScript)
+		if _, ok := c.entries[planKey{scriptSHA: sha256Hex(first), rules: rulesKey(rules)}]; ok {
+			t.Fatal("the oldest script is still remembered past the byte bound")
+		}
+		last := sized(n-1, planCacheMaxScript)
+		if _, ok := c.entries[planKey{scriptSHA: sha256Hex(last), rules: rulesKey(rules)}]; !ok {
+			t.Fatal("the newest script is not remembered")
+		}
+	})
 }
