@@ -19,7 +19,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/codecall-go/codecall/ast"
-	"github.com/codecall-go/codecall/ast/tsstrip"
 	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/policy/audit"
@@ -141,7 +140,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		rules := ast.RulesFor(limits)
 		rules.Preset = st.Config.Preset
 		var err error
-		checked, err = tsstrip.Validate(in.Script, rules)
+		checked, err = h.plans.validate(in.Script, scriptSHA, rules)
 		var syn *ast.SyntaxError
 		var ill *ast.IllegalError
 		switch {

@@ -17,6 +17,9 @@ import (
 
 type handlers struct {
 	env Env
+	// plans remembers validated plans (see planCache); nil validates
+	// every plan.
+	plans *planCache
 }
 
 // Tools returns the meta-tools a config registers, with their handlers.
@@ -28,7 +31,7 @@ type handlers struct {
 // field and the allowed arguments, which a server's own input validation
 // would otherwise pre-empt with its terser wording.
 func Tools(cfg *presets.Config, env Env) []server.ServerTool {
-	h := &handlers{env: env}
+	h := &handlers{env: env, plans: newPlanCache()}
 	n := NamesFor(cfg)
 	var tools []server.ServerTool
 	if cfg.Offers(presets.SurfaceCodeCall) {

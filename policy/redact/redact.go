@@ -290,6 +290,36 @@ type walker struct {
 	r       *Redactor
 	budget  int  // values left to inspect
 	changed bool // something was replaced
+	// secretKeys remembers SecretKey's verdict on the keys met so far,
+	// once a walk has met more than fewKeys of them: a large document
+	// repeats its keys (an array of records, a plan's tool trace), and
+	// the verdict, a pure function of the key and the Redactor's rules,
+	// costs a split into words and a glob match. A small document is
+	// decided key by key, without the map.
+	secretKeys map[string]bool
+	keysMet    int
+}
+
+// fewKeys is how many keys a walk decides one by one before it remembers
+// its verdicts.
+const fewKeys = 16
+
+// secretKey is w.r.SecretKey(k), decided once per key and walk in a large
+// document.
+func (w *walker) secretKey(k string) bool {
+	if w.keysMet < fewKeys {
+		w.keysMet++
+		return w.r.SecretKey(k)
+	}
+	secret, ok := w.secretKeys[k]
+	if !ok {
+		secret = w.r.SecretKey(k)
+		if w.secretKeys == nil {
+			w.secretKeys = make(map[string]bool, fewKeys)
+		}
+		w.secretKeys[k] = secret
+	}
+	return secret
 }
 
 func (w *walker) redacted() string {
@@ -378,9 +408,9 @@ func (w *walker) textWith(str string, s *schemaView, depth int) any {
 	}
 	if t := strings.TrimSpace(str); len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
 		if v, ok := decodeJSON([]byte(t)); ok {
-			inner := walker{r: w.r, budget: w.budget}
+			inner := walker{r: w.r, budget: w.budget, secretKeys: w.secretKeys, keysMet: w.keysMet}
 			out := inner.value(v, s, depth+1)
-			w.budget = inner.budget
+			w.budget, w.secretKeys, w.keysMet = inner.budget, inner.secretKeys, inner.keysMet
 			if !inner.changed {
 				return str
 			}
@@ -429,7 +459,7 @@ func (w *walker) object(m map[string]any, s *schemaView, depth int) any {
 
 // field redacts the value under key k of an object described by s.
 func (w *walker) field(k string, v any, s *schemaView, depth int) any {
-	if v != nil && !isBool(v) && w.r.SecretKey(k) {
+	if v != nil && !isBool(v) && w.secretKey(k) {
 		w.budget--
 		return w.redacted()
 	}
