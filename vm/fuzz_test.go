@@ -12,6 +12,7 @@ import (
 
 	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/internal/mcptest"
+	"github.com/codecall-go/codecall/internal/proccpu"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -65,13 +66,13 @@ func FuzzRun(f *testing.F) {
 		if err != nil {
 			t.Skip()
 		}
-		start, cpu := time.Now(), processCPU()
+		start, cpu := time.Now(), proccpu.Used()
 		res := Run(context.Background(), &ast.Checked{Program: p}, &mcptest.Host{Tools: map[string]string{"t": `{"name":"t"}`}},
 			Options{RunID: "fuzz", Limits: l, Context: json.RawMessage(`{"a":1}`)})
 		// Overrunning means running: on a busy machine a run may wait for
 		// a CPU well past its deadline without doing anything wrong.
 		const margin = 1500 * time.Millisecond
-		if d, c := time.Since(start), processCPU()-cpu; d > l.Timeout+margin && (c == 0 || c > l.Timeout+margin) {
+		if d, c := time.Since(start), proccpu.Used()-cpu; d > l.Timeout+margin && (c == 0 || c > l.Timeout+margin) {
 			t.Errorf("ran %v (%v of CPU) with a timeout of %v: %q", d, c, l.Timeout, script)
 		}
 		if res == nil || res.Status == "" || res.ToolTrace == nil {

@@ -1,14 +1,15 @@
 //go:build unix
 
-package attacks
+package proccpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the user and system CPU time this process has used so far.
-func processCPU() time.Duration {
+// Used is the user and system CPU time of the whole process so far (every
+// thread; not its children). It is 0 where the kernel does not say.
+func Used() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
