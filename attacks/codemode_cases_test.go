@@ -449,7 +449,9 @@ var cmTimerCases = []attackCase{
 	// Wall: none needed. A binding as a callback calls its tool, through
 	// the gate.
 	{name: "binding-callback", cat: catCMTimers, module: true,
-		script: importTest + `setTimeout(t.echo, 0, {from: 'timer'}); await new Promise(r => setTimeout(r, 50)); globalThis.__codemode_result__ = 'done';`,
+		// The plan cannot await a call a timer started; it gives the call
+		// a second, which a loaded machine needs (50 ms did not always do).
+		script: importTest + `setTimeout(t.echo, 0, {from: 'timer'}); await new Promise(r => setTimeout(r, 1000)); globalThis.__codemode_result__ = 'done';`,
 		want:   ok(`"done"`), check: toolSaw(`{"from":"timer"}`)},
 	// Wall: a revoked proxy as a callback fails the run when it fires.
 	{name: "revoked-proxy-callback", cat: catCMTimers, module: true,
