@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 )
 
 // Defaults of the options.
@@ -51,6 +52,7 @@ type options struct {
 	noPins       bool   // upstreams.pinDefinitions: false
 	newTools     string
 	quarantined  func(Quarantine)
+	cgroup       sandbox.CgroupMode // of sandboxed stdio upstreams
 }
 
 // Quarantine is a tool the gateway holds back because its definition
@@ -70,6 +72,12 @@ type Quarantine struct {
 // presets.UpstreamsConfig.PinDefinitions). Without it, or with
 // upstreams.pinDefinitions false, nothing is pinned.
 func WithStateDir(dir string) Option { return func(o *options) { o.stateDir = dir } }
+
+// WithCgroup says whether each sandboxed stdio upstream gets a cgroup v2
+// of its own (memory.max from maxMemory, pids.max from maxProcesses, one
+// CPU), as sandbox.cgroup says for plan workers: auto (the default) where
+// one is delegated to the server, off, or required.
+func WithCgroup(mode sandbox.CgroupMode) Option { return func(o *options) { o.cgroup = mode } }
 
 // WithQuarantine calls f once for each tool the gateway starts holding
 // back (not again while it stays held). It is how the command line writes

@@ -498,7 +498,11 @@ func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 // default: its cwd (absolute) read-write, its paths, the user's package
 // caches read-only, the network only with allowNetwork. Without a cwd it
 // works in its own private /tmp, not in CodeCall's directory.
-func (u *upstream) sandboxProfile() (sandbox.Profile, error) { return sandboxProfileOf(u.cfg) }
+func (u *upstream) sandboxProfile() (sandbox.Profile, error) {
+	p, err := sandboxProfileOf(u.cfg)
+	p.Name, p.Cgroup = u.id, u.g.opts.cgroup
+	return p, err
+}
 
 func sandboxProfileOf(cfg presets.Upstream) (sandbox.Profile, error) {
 	home, _ := os.UserHomeDir()
@@ -536,6 +540,8 @@ func CheckSandbox(u presets.Upstream, path string) ([]sandbox.ViewPath, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A check starts nothing, so it makes no cgroup either.
+	prof.Cgroup = sandbox.CgroupOff
 	if _, err := prof.Command(u.Command, u.Args, []string{"PATH=" + path}); err != nil {
 		return nil, err
 	}

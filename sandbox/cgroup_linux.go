@@ -189,12 +189,13 @@ func delegate(dir string, pid int, files cgroupFiles) (*cgroupParent, error) {
 	return &cgroupParent{dir: dir, controllers: want, files: files}, nil
 }
 
-// removeStaleCgroups removes the empty cgroups of workers of an earlier
-// server in the same cgroup (one that died before it could).
+// removeStaleCgroups removes the empty cgroups of workers and launched
+// programs of an earlier server in the same cgroup (one that died before
+// it could, or, for launched programs, that leaves them to its successor).
 func removeStaleCgroups(dir string) {
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), cgroupWorkerPrefix) {
+		if e.IsDir() && (strings.HasPrefix(e.Name(), cgroupWorkerPrefix) || strings.HasPrefix(e.Name(), cgroupUpstreamPrefix)) {
 			_ = removeCgroupDir(filepath.Join(dir, e.Name()), 1)
 		}
 	}

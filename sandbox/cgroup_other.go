@@ -27,3 +27,10 @@ func (*workerCgroup) oomKills() int64 { return 0 }
 func (*workerCgroup) remove()         {}
 
 func startErrorNeedsPlacement(error) bool { return false }
+
+func launchCgroup(mode CgroupMode, _ string, _, _ int64) (string, string, error) {
+	_, none, err := cgroupsFor(mode)
+	return "", none, err
+}
+
+func joinCgroup(string) error { return errors.New("cgroups need Linux") }

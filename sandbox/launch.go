@@ -42,6 +42,20 @@ type Profile struct {
 	// Home is the user's home directory, whose package caches (npm, pip,
 	// uv, nvm) are read-only in the view; "" leaves them out.
 	Home string `json:"home,omitempty"`
+	// Name names the program's cgroup (an upstream's name): a program
+	// started again under the same name reuses it.
+	Name string `json:"name,omitempty"`
+	// Cgroup says whether the program gets a cgroup v2 of its own, as
+	// sandbox.cgroup does for plan workers: under auto (""), where one is
+	// delegated to the server, memory.max is MaxMemoryBytes for the whole
+	// program, pids.max MaxProcesses (enforced for every user, root in its
+	// namespace included) and cpu.max one CPU, on top of the rlimits;
+	// under required, Command fails without one; off uses none.
+	Cgroup CgroupMode `json:"-"`
+	// CgroupDir is a cgroup v2 directory the launcher joins before it
+	// confines itself: one the caller made, or, when empty, the one
+	// Command makes under Cgroup.
+	CgroupDir string `json:"cgroupDir,omitempty"`
 }
 
 // ViewPath is a file or directory of the host shown in a launched
@@ -156,6 +170,12 @@ func (p Profile) Command(name string, args, env []string) (*exec.Cmd, error) {
 		}
 		return nil, &ViewError{What: fmt.Sprintf("argument %d", i+1), Path: a, Rule: fmt.Sprintf("add %q to paths (read-only: %q), or set sandbox: none", a, a+":ro")}
 	}
+	if p.CgroupDir == "" {
+		mem, procs := p.limits()
+		if p.CgroupDir, _, err = launchCgroup(p.Cgroup, p.Name, mem, procs); err != nil {
+			return nil, err
+		}
+	}
 	spec, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
@@ -221,4 +241,16 @@ func lookPathIn(name string, env []string, dir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("sandbox: the command %q is not on the upstream's PATH (%s)", name, pathVar)
+}
+
+// limits are the program's memory and process caps, defaults applied.
+func (p Profile) limits() (memory, processes int64) {
+	memory, processes = p.MaxMemoryBytes, p.MaxProcesses
+	if memory <= 0 {
+		memory = DefaultLaunchMemory
+	}
+	if processes <= 0 {
+		processes = DefaultLaunchProcesses
+	}
+	return memory, processes
 }

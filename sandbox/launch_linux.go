@@ -68,6 +68,11 @@ func launchFail(rule string, err error) {
 // confines one thread and starts the program from that thread only.
 func launch(p Profile, path string, argv []string) int {
 	runtime.LockOSThread() // for good: the thread is confined below
+	if p.CgroupDir != "" {
+		if err := joinCgroup(p.CgroupDir); err != nil {
+			launchFail("joining its cgroup "+p.CgroupDir+" (set sandbox.cgroup: off to run without one)", err)
+		}
+	}
 	view, err := buildView(p.View())
 	if err != nil {
 		launchFail("building the file-system view", err)
@@ -81,13 +86,7 @@ func launch(p Profile, path string, argv []string) int {
 			launchFail("network off: bringing up the loopback interface", err)
 		}
 	}
-	mem, procs := p.MaxMemoryBytes, p.MaxProcesses
-	if mem <= 0 {
-		mem = DefaultLaunchMemory
-	}
-	if procs <= 0 {
-		procs = DefaultLaunchProcesses
-	}
+	mem, procs := p.limits()
 	for _, r := range []struct {
 		name string
 		res  int

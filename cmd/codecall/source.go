@@ -17,6 +17,7 @@ import (
 	"github.com/codecall-go/codecall/gateway"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/staticcatalog"
 )
 
@@ -141,6 +142,10 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 			gwLog = s.gatewayLog
 		}
 		gwOpts := []gateway.Option{gateway.WithConfig(upCfg), gateway.WithLogger(gwLog), gateway.WithImplementation("codecall", version)}
+		if full, err := s.config(); err == nil {
+			// Sandboxed upstreams get cgroups as plan workers do.
+			gwOpts = append(gwOpts, gateway.WithCgroup(sandbox.CgroupMode(full.Sandbox.Cgroup)))
+		}
 		if s.progress != nil {
 			gwOpts = append(gwOpts, gateway.WithProgress(s.progress))
 		}
