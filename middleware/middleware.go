@@ -95,7 +95,11 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	}
 	var approvalOpts []policy.ApprovalOption
 	if o.stateStore != nil {
-		if c.durable, err = meta.NewDurable(o.stateStore, o.stateKey); err != nil {
+		var durOpts []meta.DurableOption
+		if l := cfg.State.ResumeLease; l > 0 {
+			durOpts = append(durOpts, meta.WithResumeLease(l))
+		}
+		if c.durable, err = meta.NewDurable(o.stateStore, o.stateKey, durOpts...); err != nil {
 			return nil, fmt.Errorf("codecall: WithStateStore: %w", err)
 		}
 		approvalOpts = append(approvalOpts, policy.WithTrustStore(c.durable.TrustStore()))

@@ -1,6 +1,9 @@
 package presets
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // StateConfig says where CodeCall keeps what outlives a request: plans
 // paused for a person's approval with their journals, session trust and
@@ -20,7 +23,19 @@ type StateConfig struct {
 	// redis, whose entries outlive the process. Every replica reads the
 	// same key.
 	KeyEnv string `koanf:"keyEnv" json:"keyEnv,omitempty"`
+	// ResumeLease is how long one request that resumes a paused plan holds
+	// it against every other (0: DefaultResumeLease). A replica that dies
+	// while it resumes a plan leaves it locked this long, so it should be
+	// a little longer than the longest plan, and no longer.
+	ResumeLease time.Duration `koanf:"resumeLease" json:"resumeLease,omitempty"`
 }
+
+// DefaultResumeLease is state.resumeLease's default, and its bounds.
+const (
+	DefaultResumeLease = 5 * time.Minute
+	MinResumeLease     = 10 * time.Second
+	MaxResumeLease     = time.Hour
+)
 
 // The stores state.store names.
 const (
@@ -47,6 +62,9 @@ func (s StateConfig) issues(p keyPath) []issue {
 		}
 	default:
 		out = append(out, newIssue(p.field("store"), "must be memory, file or redis, got %q", s.Store))
+	}
+	if s.ResumeLease != 0 && (s.ResumeLease < MinResumeLease || s.ResumeLease > MaxResumeLease) {
+		out = append(out, newIssue(p.field("resumeLease"), "must be between %v and %v (a little longer than the longest plan), got %v", MinResumeLease, MaxResumeLease, s.ResumeLease))
 	}
 	switch {
 	case s.KeyEnv != "" && !envNamePattern.MatchString(s.KeyEnv):

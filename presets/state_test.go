@@ -3,6 +3,7 @@ package presets
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStateConfig(t *testing.T) {
@@ -22,10 +23,17 @@ func TestStateConfig(t *testing.T) {
 		{"bad key name", "state: {keyEnv: \"STATE KEY\"}\n", "state.keyEnv", "must be an environment variable name"},
 		{"reserved key name", "state: {keyEnv: CODECALL_STATE_KEY}\n", "state.keyEnv", "reserved for configuration overrides"},
 		{"unknown state key", "state: {stroe: file}\n", "state.stroe", `did you mean "store"?`},
+		{"resume lease", "state: {resumeLease: 90s}\n", "", ""},
+		{"resume lease too short", "state: {resumeLease: 1s}\n", "state.resumeLease", "must be between 10s and 1h0m0s"},
+		{"resume lease too long", "state: {resumeLease: 48h}\n", "state.resumeLease", "a little longer than the longest plan"},
+		{"resume lease not a duration", "state: {resumeLease: soon}\n", "state.resumeLease", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.yaml), nil)
-			if tc.want == "" {
+			cfg, err := Parse([]byte(tc.yaml), nil)
+			if tc.name == "resume lease" && err == nil && cfg.State.ResumeLease != 90*time.Second {
+				t.Fatalf("resumeLease read as %v", cfg.State.ResumeLease)
+			}
+			if tc.want == "" && tc.key == "" {
 				if err != nil {
 					t.Fatalf("Parse: %v", err)
 				}
