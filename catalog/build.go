@@ -224,6 +224,7 @@ func newTool(mt mcp.Tool, opts Options, r *rules) (*Tool, error) {
 		Examples:     s.Examples,
 
 		SandboxProfile: s.SandboxProfile,
+		Cwd:            s.Cwd,
 	}
 	if s.TimeoutMs > 0 {
 		t.Timeout = time.Duration(s.TimeoutMs) * time.Millisecond

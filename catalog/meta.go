@@ -35,6 +35,10 @@ type Meta struct {
 	// TimeoutFrom says where TimeoutMs is configured, so that the error
 	// of a call past it tells the operator what to change.
 	TimeoutFrom string `json:"timeoutFrom,omitempty"`
+	// Cwd is the directory the server behind the tool runs in, as a
+	// person approving a call should read it; the gateway sets it for a
+	// stdio upstream, and the upstream cannot.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // SetMeta stores m under the tool's `_meta.codecall`, keeping any other

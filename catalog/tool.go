@@ -77,6 +77,9 @@ type Tool struct {
 	// configured.
 	Timeout     time.Duration
 	TimeoutFrom string
+	// Cwd is the directory the server behind the tool runs in, from its
+	// metadata (see Meta.Cwd); "" when it does not say.
+	Cwd string
 	// VisibleInList is true when tools/list shows the tool next to the
 	// meta-tools.
 	VisibleInList bool

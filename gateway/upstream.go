@@ -597,6 +597,29 @@ func (u *upstream) client(ctx context.Context) (*client.Client, uint64, error) {
 	return u.cl, u.gen, nil
 }
 
+// cwdShown is the directory a stdio upstream runs in, as the approval
+// prompt and describe show it: its cwd made absolute; without one, the
+// gateway's own directory under sandbox: none, or the private /tmp the
+// sandbox gives it. A remote server has none the gateway knows.
+func (u *upstream) cwdShown() string {
+	if u.cfg.Transport() != presets.UpstreamStdio {
+		return ""
+	}
+	if u.cfg.Cwd != "" {
+		if dir, err := filepath.Abs(u.cfg.Cwd); err == nil {
+			return dir
+		}
+		return u.cfg.Cwd
+	}
+	if u.cfg.SandboxProfile() == presets.SandboxNone {
+		if dir, err := os.Getwd(); err == nil {
+			return dir
+		}
+		return ""
+	}
+	return "/tmp (private to its sandbox)"
+}
+
 // timeoutFrom says where the timeout of the upstream's calls is set, for
 // the error of a call past it.
 func (u *upstream) timeoutFrom() string {
@@ -942,6 +965,7 @@ func (u *upstream) expose(t mcp.Tool) mcp.Tool {
 		m.RequiresApproval = catalog.Bool(true)
 	}
 	m.TimeoutMs, m.TimeoutFrom = u.callTimeout.Milliseconds(), u.timeoutFrom()
+	m.Cwd = u.cwdShown()
 	if u.cfg.Transport() == presets.UpstreamOpenAPI {
 		// Written by CodeCall from the operator's own operations: overrides.
 		m.Source = catalog.SourceOpenAPI
