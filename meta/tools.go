@@ -135,7 +135,7 @@ func executeDescription(st *State) string {
 	}
 	fmt.Fprintf(&b, "Promise.all runs up to %d calls at once.\nLimits (%s preset): %s, %d tool calls, %s; no eval, Function, import or require. "+
 		"Returns {status, result | error, logs, toolTrace, warnings, metrics, runId}; status is ok, syntax_error, illegal_access, "+
-		"runtime_error, tool_error, timeout, limit_exceeded or cancelled (the request was cancelled).",
+		"runtime_error, tool_error, timeout or limit_exceeded.",
 		l.MaxConcurrency, st.Config.Preset, l.Timeout, l.MaxToolCalls, loops)
 	if st.PythonEnabled() {
 		b.WriteString(pythonDescription(st))
