@@ -125,7 +125,7 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 		case m, ok := <-frames:
 			if !ok {
 				if ctx.Err() != nil {
-					return s.abnormal(p, causeCancelled, "")
+					return killedAtEnd(ctx, s.abnormal(p, causeCancelled, ""))
 				}
 				return s.abnormal(p, "", readErr)
 			}
@@ -155,7 +155,7 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 			stopped = t.C
 		case <-stopped:
 			w.kill(causeCancelled)
-			return s.abnormal(p, causeCancelled, "")
+			return killedAtEnd(ctx, s.abnormal(p, causeCancelled, ""))
 		}
 	}
 }
@@ -174,6 +174,17 @@ func stoppedResult(ctx context.Context, res *vm.Result) *vm.Result {
 		return res
 	}
 	res.Status, res.Result, res.Error = cancelledOutcome(ctx)
+	return res
+}
+
+// killedAtEnd is the result of a worker killed because its request ended
+// (classify's cancelled): a timeout, and says so, when the request ended
+// at the client's deadline.
+func killedAtEnd(ctx context.Context, res *vm.Result) *vm.Result {
+	if res.Status == vm.StatusCancelled && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		res.Status = vm.StatusTimeout
+		res.Error = &vm.ErrorInfo{Message: "the request reached the client's deadline; the plan's sandbox worker process was killed"}
+	}
 	return res
 }
 
