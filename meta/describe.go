@@ -42,8 +42,10 @@ type DescribedTool struct {
 	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
 	Annotations  *catalog.Annotations `json:"annotations,omitempty"`
 	Examples     []catalog.Example    `json:"examples,omitempty"`
-	// RequiresApproval, SandboxProfile, DefaultTimeoutMs, AllowsStreaming,
-	// Hints: as in a search hit (SearchHit).
+	// RequiresApproval, SandboxProfile, DefaultTimeoutMs, AllowsStreaming:
+	// as in a search hit (SearchHit). Hints are the tool's declared
+	// side-effect hints, in every format (the annotations are left out of
+	// format ts).
 	RequiresApproval bool   `json:"requiresApproval"`
 	SandboxProfile   string `json:"sandboxProfile,omitempty"`
 	DefaultTimeoutMs int64  `json:"defaultTimeoutMs,omitempty"`

@@ -65,9 +65,9 @@ type SearchHit struct {
 	Unavailable bool `json:"unavailable,omitempty"`
 	// Effect is what a call does, from the tool's own annotations:
 	// read-only, writes or destructive; empty when the tool does not say.
+	// The four hints themselves are in describe (DescribedTool.Hints):
+	// here they would cost about 20 tokens a hit.
 	Effect string `json:"effect,omitempty"`
-	// Hints are the side-effect hints behind Effect, as declared.
-	Hints *Hints `json:"hints,omitempty"`
 }
 
 // Hints are a tool's side-effect hints as its author declared them in its
@@ -217,7 +217,7 @@ func searchHit(t *catalog.Tool, score float64) SearchHit {
 		Name: t.Name, Description: summary(t.Description, maxHitDescription),
 		AppID: t.AppID, Source: string(t.Source), Score: math.Round(score*1000) / 1000,
 		RequiresApproval: t.RequiresApproval, SandboxProfile: t.SandboxProfile,
-		DefaultTimeoutMs: t.Timeout.Milliseconds(), Hints: hintsOf(t),
+		DefaultTimeoutMs: t.Timeout.Milliseconds(),
 	}
 	if a := t.Annotations; !a.Defaulted {
 		switch {

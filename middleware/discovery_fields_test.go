@@ -12,7 +12,8 @@ import (
 // what search and describe say of each tool before any call: whether this
 // session would be asked to approve it (the built-in policy's verdict), its
 // timeout from the tools: entries (the most specific winning), that it
-// does not stream, and its side-effect hints as declared.
+// does not stream, and its side-effect hints as declared (search: the
+// effect they imply; describe: the four hints).
 func TestDiscoveryShowsWhatACallInvolves(t *testing.T) {
 	srv := newShop(t)
 	wrap(t, srv, middleware.WithConfig(config(func(c *presets.Config) {
@@ -46,9 +47,16 @@ func TestDiscoveryShowsWhatACallInvolves(t *testing.T) {
 		if v, present := tool["allowsStreaming"]; !present || v != false {
 			t.Errorf("%s %s: allowsStreaming %v (present %v), want false", where, name, v, present)
 		}
+		if where == "search" {
+			effect := map[bool]string{true: "read-only", false: "destructive"}[w.readOnly]
+			if tool["effect"] != effect || tool["hints"] != nil {
+				t.Errorf("search %s: effect %v, hints %v; want effect %s and the hints left to describe", name, tool["effect"], tool["hints"], effect)
+			}
+			return
+		}
 		h, _ := tool["hints"].(map[string]any)
-		if h == nil || h["readOnly"] != w.readOnly || h["openWorld"] != false || h["destructive"] != !w.readOnly {
-			t.Errorf("%s %s: hints %v, want readOnly %v, destructive %v, openWorld false", where, name, h, w.readOnly, !w.readOnly)
+		if h == nil || h["readOnly"] != w.readOnly || h["openWorld"] != false || h["destructive"] != !w.readOnly || h["idempotent"] != w.readOnly {
+			t.Errorf("%s %s: hints %v, want readOnly %v, destructive %v, idempotent %v, openWorld false", where, name, h, w.readOnly, !w.readOnly, w.readOnly)
 		}
 	}
 	seen := 0
