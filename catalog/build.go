@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -223,6 +224,14 @@ func newTool(mt mcp.Tool, opts Options, r *rules) (*Tool, error) {
 		Examples:     s.Examples,
 
 		SandboxProfile: s.SandboxProfile,
+		Cwd:            s.Cwd,
+	}
+	if s.TimeoutMs > 0 {
+		t.Timeout = time.Duration(s.TimeoutMs) * time.Millisecond
+		t.TimeoutFrom = s.TimeoutFrom
+		if t.TimeoutFrom == "" {
+			t.TimeoutFrom = "the tool's _meta.codecall.timeoutMs"
+		}
 	}
 	if t.Source == "" {
 		t.Source = SourceInline
@@ -280,6 +289,10 @@ func applyOverride(s *settings, o override) {
 		for i, e := range set.Examples {
 			s.Examples[i] = Example{Description: e.Description, Input: e.Input, Output: e.Output}
 		}
+	}
+	if set.Timeout > 0 {
+		s.TimeoutMs = set.Timeout.Milliseconds()
+		s.TimeoutFrom = fmt.Sprintf("tools.%q.timeout in the config", o.pattern)
 	}
 	if set.RequiresApproval != nil {
 		// Config may ask for approval but never waive what the tool's own

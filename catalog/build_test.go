@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -209,5 +210,48 @@ func TestReadMetaRoundTrip(t *testing.T) {
 	m, ok, err = catalog.ReadMeta(wire)
 	if err != nil || !ok || m.AppID != "c" || m.VisibleInListTools == nil || !*m.VisibleInListTools {
 		t.Fatalf("ReadMeta(wire) = %+v %v %v", m, ok, err)
+	}
+}
+
+// TestBuildTimeouts checks where a tool's timeout comes from: its own
+// _meta.codecall.timeoutMs, replaced by the operator's tools: entries, the
+// most specific one winning, shorter or longer.
+func TestBuildTimeouts(t *testing.T) {
+	cfg := presets.Default()
+	cfg.Tools = map[string]presets.ToolOverride{
+		"gh.*":      {Timeout: 30 * time.Second},
+		"gh.search": {Timeout: 5 * time.Minute},
+		"gh.*e*":    {AppID: "github"}, // no timeout: leaves the glob's
+	}
+	own := catalog.Meta{TimeoutMs: 2000, TimeoutFrom: "the timeout of upstream \"gh\""}
+	tools := []mcp.Tool{
+		catalog.SetMeta(mcp.NewTool("gh.search"), own),
+		catalog.SetMeta(mcp.NewTool("gh.create_issue"), own),
+		catalog.SetMeta(mcp.NewTool("slack.post"), own),
+		catalog.SetMeta(mcp.NewTool("db.query"), catalog.Meta{TimeoutMs: 1500}),
+		mcp.NewTool("health"),
+	}
+	snap, problems, err := catalog.Build(tools, catalog.Options{Config: cfg, DefaultAppID: "x"})
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("Build: %v %v", err, problems)
+	}
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration
+		from    string
+	}{
+		{"gh.search", 5 * time.Minute, `tools."gh.search".timeout in the config`},
+		{"gh.create_issue", 30 * time.Second, `tools."gh.*".timeout in the config`},
+		{"slack.post", 2 * time.Second, `the timeout of upstream "gh"`},
+		{"db.query", 1500 * time.Millisecond, "the tool's _meta.codecall.timeoutMs"},
+		{"health", 0, ""},
+	} {
+		got, ok := snap.Lookup(tt.name)
+		if !ok {
+			t.Fatalf("%s missing", tt.name)
+		}
+		if got.Timeout != tt.timeout || got.TimeoutFrom != tt.from {
+			t.Errorf("%s: timeout %v from %q, want %v from %q", tt.name, got.Timeout, got.TimeoutFrom, tt.timeout, tt.from)
+		}
 	}
 }

@@ -26,6 +26,19 @@ type Meta struct {
 	// sets it from the upstream's sandbox (default, default+network,
 	// none, remote), and the upstream cannot.
 	SandboxProfile string `json:"sandboxProfile,omitempty"`
+	// TimeoutMs, when positive, bounds one call of the tool in
+	// milliseconds, on every path: the access gate ends a call past it
+	// with a TIMEOUT error. For an upstream's tool the gateway sets it
+	// from the upstream's timeout, and the upstream cannot; the
+	// operator's tools.<glob>.timeout replaces either.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// TimeoutFrom says where TimeoutMs is configured, so that the error
+	// of a call past it tells the operator what to change.
+	TimeoutFrom string `json:"timeoutFrom,omitempty"`
+	// Cwd is the directory the server behind the tool runs in, as a
+	// person approving a call should read it; the gateway sets it for a
+	// stdio upstream, and the upstream cannot.
+	Cwd string `json:"cwd,omitempty"`
 }
 
 // SetMeta stores m under the tool's `_meta.codecall`, keeping any other

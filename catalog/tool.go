@@ -7,6 +7,7 @@ package catalog
 import (
 	"encoding/json"
 	"sync"
+	"time"
 )
 
 // Source says where a tool comes from.
@@ -70,6 +71,15 @@ type Tool struct {
 	// SandboxProfile is how the server behind the tool runs, from its
 	// metadata (see Meta.SandboxProfile); "" when it does not say.
 	SandboxProfile string
+	// Timeout bounds one call of the tool (see Meta.TimeoutMs); zero means
+	// the tool has none of its own, and only the client's deadline and a
+	// plan's remaining time bound its calls. TimeoutFrom says where it is
+	// configured.
+	Timeout     time.Duration
+	TimeoutFrom string
+	// Cwd is the directory the server behind the tool runs in, from its
+	// metadata (see Meta.Cwd); "" when it does not say.
+	Cwd string
 	// VisibleInList is true when tools/list shows the tool next to the
 	// meta-tools.
 	VisibleInList bool

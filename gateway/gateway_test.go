@@ -110,6 +110,11 @@ func TestToolsAreExposedWithAppAndSource(t *testing.T) {
 	if !ok || err != nil || m.AppID != "fx" || m.Source != catalog.SourceUpstream || m.SandboxProfile != presets.SandboxDefault {
 		t.Errorf("_meta.codecall = %+v (ok %v, err %v), want appId fx, source upstream, sandboxProfile default", m, ok, err)
 	}
+	// The gateway sets the call timeout (the default here), where it is
+	// set, and the directory the server runs in; the upstream cannot.
+	if m.TimeoutMs != DefaultCallTimeout.Milliseconds() || !strings.Contains(m.TimeoutFrom, `upstream "fx"`) || m.Cwd != "/tmp (private to its sandbox)" {
+		t.Errorf("_meta.codecall = %+v, want timeoutMs %d from upstream fx's default and cwd /tmp (private to its sandbox)", m, DefaultCallTimeout.Milliseconds())
+	}
 	if add.Annotations.ReadOnlyHint == nil || !*add.Annotations.ReadOnlyHint {
 		t.Errorf("annotations not passed through: %+v", add.Annotations)
 	}
@@ -456,6 +461,9 @@ func TestUpstreamMetadataCannotClaimAnotherApp(t *testing.T) {
 	}
 	if m.AppID != "fx" || m.Source != catalog.SourceUpstream || m.RequiresApproval == nil || !*m.RequiresApproval {
 		t.Errorf("_meta.codecall = %+v; want appId fx, source upstream, requiresApproval true", m)
+	}
+	if m.TimeoutMs != DefaultCallTimeout.Milliseconds() || m.TimeoutFrom == "nowhere" || m.Cwd == "/claimed" {
+		t.Errorf("_meta.codecall = %+v; the upstream chose its own timeout or directory", m)
 	}
 	if len(m.Tags) != 1 || m.Tags[0] != "claimed" {
 		t.Errorf("the upstream's tags were dropped: %+v", m.Tags)

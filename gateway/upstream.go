@@ -60,6 +60,9 @@ type upstream struct {
 	include presets.Globs
 	exclude presets.Globs
 	timeout time.Duration
+	// callTimeout is the timeout of one call as configured (timeout is
+	// the ceiling, which an OpenAPI app raises to its longest operation's).
+	callTimeout time.Duration
 
 	mu         sync.Mutex
 	state      string
@@ -113,6 +116,7 @@ func (g *Gateway) newUpstream(id string, cfg presets.Upstream) *upstream {
 	if u.timeout <= 0 {
 		u.timeout = DefaultCallTimeout
 	}
+	u.callTimeout = u.timeout
 	if cfg.Transport() == presets.UpstreamOpenAPI {
 		u.timeout = openapiCeiling(cfg, u.timeout)
 	}
@@ -599,6 +603,38 @@ func (u *upstream) client(ctx context.Context) (*client.Client, uint64, error) {
 	return u.cl, u.gen, nil
 }
 
+// cwdShown is the directory a stdio upstream runs in, as the approval
+// prompt and describe show it: its cwd made absolute; without one, the
+// gateway's own directory under sandbox: none, or the private /tmp the
+// sandbox gives it. A remote server has none the gateway knows.
+func (u *upstream) cwdShown() string {
+	if u.cfg.Transport() != presets.UpstreamStdio {
+		return ""
+	}
+	if u.cfg.Cwd != "" {
+		if dir, err := filepath.Abs(u.cfg.Cwd); err == nil {
+			return dir
+		}
+		return u.cfg.Cwd
+	}
+	if u.cfg.SandboxProfile() == presets.SandboxNone {
+		if dir, err := os.Getwd(); err == nil {
+			return dir
+		}
+		return ""
+	}
+	return "/tmp (private to its sandbox)"
+}
+
+// timeoutFrom says where the timeout of the upstream's calls is set, for
+// the error of a call past it.
+func (u *upstream) timeoutFrom() string {
+	if u.cfg.Timeout > 0 {
+		return fmt.Sprintf("the timeout of upstream %q", u.id)
+	}
+	return fmt.Sprintf("the default for upstream calls; set timeout on upstream %q to change it", u.id)
+}
+
 // handler forwards a call of the gateway tool to the upstream's tool name.
 func (u *upstream) handler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -606,7 +642,13 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 		if err != nil {
 			return transient(toolerr.Execution, UnavailablePrefix+u.red.String(err.Error()), u.retryHint()), nil
 		}
-		callCtx, cancel := context.WithTimeout(ctx, u.timeout)
+		// A caller that bounded the call by the tool's timeout (CodeCall's
+		// gate, from the tool's timeoutMs or the operator's tools: entry)
+		// reports its end; without one, the upstream's timeout applies here.
+		callCtx, cancel := ctx, context.CancelFunc(func() {})
+		if _, bounded := catalog.CallTimeout(ctx); !bounded {
+			callCtx, cancel = context.WithTimeout(ctx, u.timeout)
+		}
 		defer cancel()
 
 		token := fmt.Sprintf("codecall-%s-%d", u.id, u.g.seq.Add(1))
@@ -928,11 +970,16 @@ func (u *upstream) expose(t mcp.Tool) mcp.Tool {
 	if own.RequiresApproval != nil && *own.RequiresApproval {
 		m.RequiresApproval = catalog.Bool(true)
 	}
+	m.TimeoutMs, m.TimeoutFrom = u.callTimeout.Milliseconds(), u.timeoutFrom()
+	m.Cwd = u.cwdShown()
 	if u.cfg.Transport() == presets.UpstreamOpenAPI {
 		// Written by CodeCall from the operator's own operations: overrides.
 		m.Source = catalog.SourceOpenAPI
 		if own.RequiresApproval != nil {
 			m.RequiresApproval = own.RequiresApproval
+		}
+		if own.TimeoutMs > 0 {
+			m.TimeoutMs, m.TimeoutFrom = own.TimeoutMs, fmt.Sprintf("the operation's timeout under operations of upstream %q", u.id)
 		}
 	}
 	t.Name = u.exposedName(t.Name)

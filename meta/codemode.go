@@ -432,6 +432,7 @@ func finishCodeMode(ctx context.Context, st *State, pr *pausedRun, res *vm.Resul
 	if len(res.Result) > 0 {
 		e.ResultSHA256, e.ResultBytes = audit.DigestBytes(res.Result)
 	}
+	e.LogLines, e.LogBytes = logCounts(res.Logs)
 	st.Audit.Log(ctx, e)
 
 	out := CodeModeOutput{Logs: make([]CodeModeLog, len(res.Logs)), Result: json.RawMessage("null"),
@@ -453,7 +454,7 @@ func finishCodeMode(ctx context.Context, st *State, pr *pausedRun, res *vm.Resul
 	if res.Status == vm.StatusOK && len(res.Result) > 0 {
 		out.Result = res.Result
 	}
-	out.Diagnostics = append(out.Diagnostics, runDiagnostics(res, ctx.Err() != nil)...)
+	out.Diagnostics = append(out.Diagnostics, runDiagnostics(res)...)
 	b, err := json.Marshal(out)
 	if err != nil {
 		return result(out, false)
@@ -463,13 +464,13 @@ func finishCodeMode(ctx context.Context, st *State, pr *pausedRun, res *vm.Resul
 }
 
 // runDiagnostics are the diagnostics of a run's end: its error, if any,
-// and its warnings. cancelled says the request was cancelled, which the
-// runtime reports as a timeout: the client stopped the run, no limit did.
-func runDiagnostics(res *vm.Result, cancelled bool) []Diagnostic {
+// and its warnings. A cancelled run has its own diagnostic: the client
+// stopped the run, no limit did.
+func runDiagnostics(res *vm.Result) []Diagnostic {
 	var out []Diagnostic
 	switch e := res.Error; {
 	case e == nil || res.Status == vm.StatusOK:
-	case cancelled && res.Status == vm.StatusTimeout:
+	case res.Status == vm.StatusCancelled:
 		out = append(out, Diagnostic{Severity: SeverityError, Code: DiagCancelled, Message: "the request was cancelled, which stopped the run",
 			Hint: "Send the request again if its result is still needed."})
 	default:

@@ -32,20 +32,30 @@ const (
 
 // DescribedTool is one tool in codecall.describe's result.
 type DescribedTool struct {
-	Name             string               `json:"name"`
-	Title            string               `json:"title,omitempty"`
-	Description      string               `json:"description,omitempty"`
-	AppID            string               `json:"appId"`
-	Source           string               `json:"source"`
-	Tags             []string             `json:"tags,omitempty"`
-	InputSchema      json.RawMessage      `json:"inputSchema,omitempty"`
-	OutputSchema     json.RawMessage      `json:"outputSchema,omitempty"`
-	Annotations      *catalog.Annotations `json:"annotations,omitempty"`
-	Examples         []catalog.Example    `json:"examples,omitempty"`
-	RequiresApproval bool                 `json:"requiresApproval,omitempty"`
-	SandboxProfile   string               `json:"sandboxProfile,omitempty"`
-	Unavailable      bool                 `json:"unavailable,omitempty"`
-	TypeScript       string               `json:"typescript,omitempty"`
+	Name         string               `json:"name"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	AppID        string               `json:"appId"`
+	Source       string               `json:"source"`
+	Tags         []string             `json:"tags,omitempty"`
+	InputSchema  json.RawMessage      `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
+	Annotations  *catalog.Annotations `json:"annotations,omitempty"`
+	Examples     []catalog.Example    `json:"examples,omitempty"`
+	// RequiresApproval, SandboxProfile, DefaultTimeoutMs, AllowsStreaming:
+	// as in a search hit (SearchHit). Hints are the tool's declared
+	// side-effect hints, in every format (the annotations are left out of
+	// format ts).
+	RequiresApproval bool   `json:"requiresApproval"`
+	SandboxProfile   string `json:"sandboxProfile,omitempty"`
+	DefaultTimeoutMs int64  `json:"defaultTimeoutMs,omitempty"`
+	AllowsStreaming  bool   `json:"allowsStreaming"`
+	Hints            *Hints `json:"hints,omitempty"`
+	// Cwd is the directory the server behind the tool runs in, when the
+	// gateway says (a stdio upstream).
+	Cwd         string `json:"cwd,omitempty"`
+	Unavailable bool   `json:"unavailable,omitempty"`
+	TypeScript  string `json:"typescript,omitempty"`
 }
 
 // DescribeOutput is codecall.describe's result.
@@ -116,6 +126,7 @@ func (st *State) describe(ctx context.Context, names []string, limit int, format
 			continue
 		}
 		d := describeTool(t, format)
+		d.RequiresApproval = st.Gate.WouldAsk(ctx, t, SessionID(ctx))
 		if s, ok := down[d.AppID]; ok {
 			d.Unavailable = true
 			if !warned[s.ID] {
@@ -145,6 +156,7 @@ func describeTool(t *catalog.Tool, format string) DescribedTool {
 	d := DescribedTool{
 		Name: t.Name, Title: t.Title, Description: t.Description, AppID: t.AppID, Source: string(t.Source),
 		Tags: t.Tags, Examples: t.Examples, RequiresApproval: t.RequiresApproval, SandboxProfile: t.SandboxProfile,
+		DefaultTimeoutMs: t.Timeout.Milliseconds(), Hints: hintsOf(t), Cwd: t.Cwd,
 	}
 	if format != DescribeTS {
 		d.InputSchema, d.OutputSchema = t.InputSchema, t.OutputSchema

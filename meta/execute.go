@@ -179,8 +179,9 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	// 2026-07-28 client answers an approval prompt with a new request, and
 	// the plan must outlive this one to hear it. await ties the run to
 	// whichever request is waiting for it.
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	pr := &pausedRun{session: session, scriptSHA: scriptSHA, cancel: cancel, runID: runID, start: start,
+	runCtx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	cancel := func() { stop(nil) }
+	pr := &pausedRun{session: session, scriptSHA: scriptSHA, cancel: cancel, stop: stop, runID: runID, start: start,
 		done: make(chan *vm.Result, 1), asks: make(chan *approvalAsk), secrets: &runSecrets{r: st.Redactor}, approval: &runApproval{}, format: format}
 	host := &planHost{env: h.env, st: st, allowed: allowed, reqCtx: ctx, runID: runID,
 		session: pr.session, scriptSHA: scriptSHA, planContext: in.Context, secrets: pr.secrets,
@@ -216,7 +217,9 @@ func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) (*mcp.Ca
 		}
 		return policy.InputRequired(token, prompt), statusInputRequired
 	case <-ctx.Done():
-		pr.cancel()
+		// The run ends with the request's own cause: cancelled, or a
+		// timeout at the client's deadline.
+		pr.stopFor(ctx)
 		res := <-pr.done
 		return pr.finisher(h)(ctx, st, pr, res), res.Status
 	}
@@ -237,6 +240,7 @@ func (h *handlers) finish(ctx context.Context, st *State, pr *pausedRun, res *vm
 	if len(res.Result) > 0 {
 		e.ResultSHA256, e.ResultBytes = audit.DigestBytes(res.Result)
 	}
+	e.LogLines, e.LogBytes = logCounts(res.Logs)
 	st.Audit.Log(ctx, e)
 	for i := range res.ToolTrace {
 		if t, ok := st.Catalog.Lookup(res.ToolTrace[i].ToolName); ok {
@@ -259,6 +263,15 @@ func (h *handlers) finish(ctx context.Context, st *State, pr *pausedRun, res *vm
 	}
 	b = pr.secrets.scrubJSON(st.Redactor.JSON(b, nil))
 	return renderedJSON(b, res.Status != vm.StatusOK, pr.format)
+}
+
+// logCounts are the audit's figures of a run's logs: how many lines, how
+// many bytes of message.
+func logCounts(logs []vm.LogEntry) (lines, bytes int) {
+	for _, l := range logs {
+		bytes += len(l.Message)
+	}
+	return len(logs), bytes
 }
 
 // ExecuteOutput is codecall.execute's result: the run's outcome and the

@@ -30,6 +30,16 @@ const maxPaused = 1000
 // NewPausedRuns returns an empty registry.
 func NewPausedRuns() *PausedRuns { return &PausedRuns{runs: map[string]*pausedRun{}} }
 
+// stopFor ends the run because ctx, the request awaiting it, ended: with
+// ctx's cause when the run can carry one.
+func (r *pausedRun) stopFor(ctx context.Context) {
+	if r.stop != nil {
+		r.stop(context.Cause(ctx))
+		return
+	}
+	r.cancel()
+}
+
 // pausedRun is a plan running on its own goroutine, whose events an
 // execute request awaits: its end, or a call that needs approval.
 type pausedRun struct {
@@ -38,13 +48,16 @@ type pausedRun struct {
 	session   string
 	scriptSHA string
 	cancel    func()
-	done      chan *vm.Result   // buffered: the run's result
-	asks      chan *approvalAsk // a callTool waiting for approval
-	current   *approvalAsk      // the ask the client was shown
-	expires   time.Time         // when an unanswered pause is dropped
-	secrets   *runSecrets       // secrets the plan received from its tools
-	approval  *runApproval      // how the run's approvals went
-	format    render.Format     // the text block's format, output.format
+	// stop, when set, ends the run with a cause (the request's), so the
+	// runtime tells a client's deadline (timeout) from a cancellation.
+	stop     context.CancelCauseFunc
+	done     chan *vm.Result   // buffered: the run's result
+	asks     chan *approvalAsk // a callTool waiting for approval
+	current  *approvalAsk      // the ask the client was shown
+	expires  time.Time         // when an unanswered pause is dropped
+	secrets  *runSecrets       // secrets the plan received from its tools
+	approval *runApproval      // how the run's approvals went
+	format   render.Format     // the text block's format, output.format
 	// finish, when set, renders the run's end instead of
 	// handlers.finish (codemode.run's answer).
 	finish finishFunc

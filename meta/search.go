@@ -44,17 +44,50 @@ type SearchHit struct {
 	AppID       string  `json:"appId"`
 	Source      string  `json:"source"`
 	Score       float64 `json:"score"`
-	// RequiresApproval is true when a person is asked before each call.
-	RequiresApproval bool `json:"requiresApproval,omitempty"`
+	// RequiresApproval is true when a call would wait for a person's
+	// approval in this session: the policy's decision, asked of nobody
+	// (policy.Gate.WouldAsk).
+	RequiresApproval bool `json:"requiresApproval"`
 	// SandboxProfile is how the server behind the tool runs (an upstream:
 	// default, default+network, none, remote); empty when not known.
 	SandboxProfile string `json:"sandboxProfile,omitempty"`
+	// DefaultTimeoutMs is the tool's own timeout of one call in
+	// milliseconds (tools.<glob>.timeout, an upstream's timeout, the
+	// tool's metadata); a client's deadline or a plan's remaining time
+	// may end a call sooner. Left out when the tool has none.
+	DefaultTimeoutMs int64 `json:"defaultTimeoutMs,omitempty"`
+	// AllowsStreaming is false: a tool's result reaches the caller whole
+	// (an MCP tools/call has one result; progress notifications are not
+	// output).
+	AllowsStreaming bool `json:"allowsStreaming"`
 	// Unavailable is true when the tool's server is down (see the
 	// upstream_unavailable warning): a call fails until it is back.
 	Unavailable bool `json:"unavailable,omitempty"`
 	// Effect is what a call does, from the tool's own annotations:
 	// read-only, writes or destructive; empty when the tool does not say.
+	// The four hints themselves are in describe (DescribedTool.Hints):
+	// here they would cost about 20 tokens a hit.
 	Effect string `json:"effect,omitempty"`
+}
+
+// Hints are a tool's side-effect hints as its author declared them in its
+// MCP annotations. A hint the author did not set is left out, and none is
+// shown when the four are exactly the values mcp.NewTool fills in by
+// itself (catalog.Annotations.Defaulted): those say nothing about the tool.
+type Hints struct {
+	ReadOnly    *bool `json:"readOnly,omitempty"`
+	Destructive *bool `json:"destructive,omitempty"`
+	Idempotent  *bool `json:"idempotent,omitempty"`
+	OpenWorld   *bool `json:"openWorld,omitempty"`
+}
+
+// hintsOf returns t's declared hints, nil when it declares none.
+func hintsOf(t *catalog.Tool) *Hints {
+	a := t.Annotations
+	if a.Defaulted || (a.ReadOnlyHint == nil && a.DestructiveHint == nil && a.IdempotentHint == nil && a.OpenWorldHint == nil) {
+		return nil
+	}
+	return &Hints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint}
 }
 
 // Effects a search hit reports.
@@ -163,6 +196,7 @@ func (st *State) search(ctx context.Context, in SearchInput, offered func(contex
 		}
 		h := searchHit(hit.Tool, hit.Score)
 		_, h.Unavailable = down[h.AppID]
+		h.RequiresApproval = st.Gate.WouldAsk(ctx, hit.Tool, SessionID(ctx))
 		out.Tools = append(out.Tools, h)
 	}
 	now := time.Now()
@@ -183,6 +217,7 @@ func searchHit(t *catalog.Tool, score float64) SearchHit {
 		Name: t.Name, Description: summary(t.Description, maxHitDescription),
 		AppID: t.AppID, Source: string(t.Source), Score: math.Round(score*1000) / 1000,
 		RequiresApproval: t.RequiresApproval, SandboxProfile: t.SandboxProfile,
+		DefaultTimeoutMs: t.Timeout.Milliseconds(),
 	}
 	if a := t.Annotations; !a.Defaulted {
 		switch {

@@ -48,7 +48,7 @@ func (c *CodeCall) filter(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	for _, t := range tools {
 		if names.Has(t.Name) {
 			if listed, ok := g.metaTools[t.Name]; ok {
-				out = append(out, listed)
+				out = append(out, meta.WithUnavailable(st, listed))
 			}
 			continue
 		}

@@ -68,6 +68,7 @@ type CodeCall struct {
 	durableMx metric.Registration // nil without a state store
 	stop      context.CancelFunc
 	done      chan struct{}
+	downDone  chan struct{} // watchDown's end; nil when it does not run
 	closeOnce sync.Once
 }
 
@@ -152,6 +153,13 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		defer close(c.done)
 		c.gens.drainEvery(ctx, time.Second)
 	}()
+	if _, ok := o.servers.(meta.ServerHealth); ok {
+		c.downDone = make(chan struct{})
+		go func() {
+			defer close(c.downDone)
+			c.watchDown(ctx, time.Second)
+		}()
+	}
 	return c, nil
 }
 
@@ -352,6 +360,9 @@ func (c *CodeCall) Close() error {
 		c.rl.close()
 		c.stop()
 		<-c.done
+		if c.downDone != nil {
+			<-c.downDone
+		}
 		c.srv.UnregisterSession(context.Background(), c.gens.obs.id)
 		c.gens.close()
 		c.iso.close()

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/toolerr"
 )
 
@@ -46,6 +47,12 @@ func (a *App) handler(op *Operation) server.ToolHandlerFunc {
 		timeout := a.opts.timeout
 		if op.Timeout > 0 {
 			timeout = op.Timeout
+		}
+		if d, ok := catalog.CallTimeout(ctx); ok {
+			// The caller bounded the call by the tool's timeout, which
+			// the operator may have set longer than the operation's, and
+			// reports its end itself.
+			timeout = d
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()

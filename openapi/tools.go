@@ -303,6 +303,9 @@ func newOperation(doc *Document, ref OperationRef, item *openapi3.PathItem, op *
 	if ov, ok := o.overrideFor(ref); ok {
 		meta.RequiresApproval = ov.RequiresApproval
 		out.Timeout = ov.Timeout
+		if ov.Timeout > 0 {
+			meta.TimeoutMs = ov.Timeout.Milliseconds()
+		}
 	}
 	out.Tool = catalog.SetMeta(t, meta)
 	out.security = securityOf(doc, op)

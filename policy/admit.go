@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -58,7 +59,9 @@ type Observer interface {
 //  4. the policy in force (ACCESS_DENIED with its reason);
 //  5. approval, when the decision asks for it: session trust first, then
 //     asker (APPROVAL_DENIED, APPROVAL_EXPIRED, APPROVAL_REQUIRED);
-//  6. next, with the tool the name resolved to.
+//  6. next, with the tool the name resolved to, bounded by the tool's own
+//     timeout when it has one (TIMEOUT; see callWithin). Approval is not
+//     counted against it.
 //
 // obs sees every step; a refusal returns a *toolerr.Error and no result. A
 // prompt from asker is returned as the result, without running next.
@@ -83,7 +86,38 @@ func (g *Gate) admit(ctx context.Context, snap *catalog.Snapshot, call Call, ask
 			return prompt, err
 		}
 	}
-	return next(ctx, call, out.Tool)
+	return callWithin(ctx, call, out.Tool, next)
+}
+
+// callWithin runs next under the tool's own timeout, when it has one: the
+// call's context ends at the earliest of the client's deadline, a plan's
+// remaining time and the tool's timeout. A call the tool's timeout cut
+// short (and nothing before it) ends with a TIMEOUT error naming the tool,
+// the timeout and where it is configured, whatever next returned once
+// cancelled; an end the caller's context caused is the caller's to report.
+func callWithin(ctx context.Context, call Call, t *catalog.Tool, next Handler) (*mcp.CallToolResult, error) {
+	if t.Timeout <= 0 {
+		return next(ctx, call, t)
+	}
+	tctx, cancel := catalog.WithCallTimeout(ctx, t.Timeout)
+	defer cancel()
+	res, err := next(tctx, call, t)
+	if ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		return nil, timeoutError(call.Tool, t)
+	}
+	return res, err
+}
+
+// timeoutError is the error of a call of t that ran past the tool's own
+// timeout: which tool, which timeout, where it is set.
+func timeoutError(name string, t *catalog.Tool) *toolerr.Error {
+	from := t.TimeoutFrom
+	if from == "" {
+		from = "the tool's metadata"
+	}
+	return &toolerr.Error{Code: toolerr.Timeout, Tool: name, Retryable: true,
+		Message: fmt.Sprintf("tool %q did not finish within %v, its timeout (set by %s); the call was cancelled", name, t.Timeout, from),
+		Hint:    "The tool was slow: the call may succeed if made again, and may have had its effect already. If it needs longer, raise the timeout where it is set."}
 }
 
 // approve gets a person's answer for a call that needs one. Trust granted

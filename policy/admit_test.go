@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,95 @@ func mustGlobs(t *testing.T, patterns ...string) presets.Globs {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// TestAdmitBoundsTheCallByTheToolsTimeout checks step 6's bound: the
+// handler's context ends at the tool's timeout (marked for handlers with
+// a ceiling of their own), a call past it is a TIMEOUT naming the tool,
+// the timeout and where it is set, and an end the caller's context caused
+// (a cancellation, an earlier deadline) is the caller's to report.
+func TestAdmitBoundsTheCallByTheToolsTimeout(t *testing.T) {
+	cfg := presets.Default()
+	cfg.Tools = map[string]presets.ToolOverride{"shop.slow": {Timeout: 100 * time.Millisecond}}
+	ro := mcp.WithReadOnlyHintAnnotation(true)
+	snap, _, err := catalog.Build([]mcp.Tool{mcp.NewTool("shop.slow", ro), mcp.NewTool("shop.free", ro)}, catalog.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, err := policy.NewGate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// waits returns a handler that waits d or for its context to end.
+	waits := func(d time.Duration) policy.Handler {
+		return func(ctx context.Context, _ policy.Call, _ *catalog.Tool) (*mcp.CallToolResult, error) {
+			select {
+			case <-time.After(d):
+				return mcp.NewToolResultText("done"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+	tests := []struct {
+		name    string
+		tool    string
+		ctx     func() (context.Context, context.CancelFunc)
+		handler policy.Handler
+		code    toolerr.Code // "" for a result
+		err     error        // the caller's own error, passed on
+		message string
+	}{
+		{name: "within its timeout", tool: "shop.slow", handler: waits(0)},
+		{name: "past its timeout", tool: "shop.slow", handler: waits(time.Minute), code: toolerr.Timeout,
+			message: `tool "shop.slow" did not finish within 100ms, its timeout (set by tools."shop.slow".timeout in the config)`},
+		{name: "a result returned past its timeout is still late", tool: "shop.slow", code: toolerr.Timeout,
+			handler: func(ctx context.Context, _ policy.Call, _ *catalog.Tool) (*mcp.CallToolResult, error) {
+				<-ctx.Done()
+				return mcp.NewToolResultText("too late"), nil
+			}},
+		{name: "no timeout of its own", tool: "shop.free", handler: waits(200 * time.Millisecond)},
+		{name: "the caller cancels first", tool: "shop.slow", handler: waits(time.Minute), err: context.Canceled,
+			ctx: func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(20*time.Millisecond, cancel)
+				return ctx, cancel
+			}},
+		{name: "the caller's deadline comes first", tool: "shop.slow", handler: waits(time.Minute), err: context.DeadlineExceeded,
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 20*time.Millisecond)
+			}},
+		{name: "the handler sees the bound and its mark", tool: "shop.slow",
+			handler: func(ctx context.Context, _ policy.Call, _ *catalog.Tool) (*mcp.CallToolResult, error) {
+				d, ok := catalog.CallTimeout(ctx)
+				deadline, has := ctx.Deadline()
+				if !ok || d != 100*time.Millisecond || !has || time.Until(deadline) > d {
+					return nil, &toolerr.Error{Code: toolerr.Execution, Message: "the call is not bounded"}
+				}
+				return mcp.NewToolResultText("done"), nil
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.Background(), context.CancelFunc(func() {})
+			if tt.ctx != nil {
+				ctx, cancel = tt.ctx()
+			}
+			defer cancel()
+			res, err := gate.Admit(ctx, snap, policy.Call{Tool: tt.tool, Via: policy.ViaExecute, Args: map[string]any{}}, nil, nil, tt.handler)
+			switch {
+			case tt.err != nil:
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want the caller's %v", err, tt.err)
+				}
+			case tt.code != "":
+				te := toolerr.As(err)
+				if te == nil || te.Code != tt.code || !te.Retryable || !strings.Contains(te.Message, tt.message) {
+					t.Fatalf("err = %#v, want %s with %q", err, tt.code, tt.message)
+				}
+			case err != nil || res == nil:
+				t.Fatalf("res %v err %v, want a result", res, err)
+			}
+		})
+	}
 }

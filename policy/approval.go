@@ -231,7 +231,12 @@ func (a *Approvals) Prompt(req ApprovalRequest) mcp.ElicitationParams {
 	}
 	fmt.Fprintf(&b, "Side effects: %s\n", hintSummary(t))
 	if where := sandboxSummary(t.SandboxProfile); where != "" {
+		if t.Cwd != "" {
+			where += "; working directory " + t.Cwd
+		}
 		fmt.Fprintf(&b, "Runs in: %s\n", where)
+	} else if t.Cwd != "" {
+		fmt.Fprintf(&b, "Runs in: working directory %s\n", t.Cwd)
 	}
 	if req.Reason != "" {
 		fmt.Fprintf(&b, "Why you are asked: %s\n", req.Reason)

@@ -280,3 +280,31 @@ func (g *Gate) Discoverable(ctx context.Context, t *catalog.Tool) bool {
 	g.never.Store(key, never)
 	return !never
 }
+
+// WouldAsk reports whether a call of t in session would wait for a
+// person's approval, for discovery to show before any call, without
+// asking anybody: the tool's own requiresApproval, then the policy in
+// force, evaluated as Decide would for a plan's call with no arguments,
+// then the session's trust ("approve for this session" given earlier
+// answers such calls). A Rego policy that reads the arguments may decide
+// otherwise for a real call; a policy that denies the empty call, or
+// fails, counts as not asking (the call is refused, not approved).
+func (g *Gate) WouldAsk(ctx context.Context, t *catalog.Tool, session string) bool {
+	d := DefaultDecision(t)
+	if e := g.policies.Engine(); e != nil {
+		in, err := g.inputValue(t, Call{Tool: t.Name, Via: ViaExecute, SessionID: session})
+		if err != nil {
+			return false
+		}
+		if d, err = e.decideValue(ctx, in); err != nil {
+			return false
+		}
+		if t.RequiresApproval && d.Allow {
+			d.RequireApproval = true
+		}
+	}
+	if !d.Allow || !d.RequireApproval {
+		return false
+	}
+	return g.approvals == nil || !g.approvals.Trusted(session, t.Name)
+}

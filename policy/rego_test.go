@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -291,5 +292,75 @@ func TestSwapUnderLoad(t *testing.T) {
 	swaps.Wait()
 	if seen[0].Load() == 0 || seen[1].Load() == 0 {
 		t.Logf("only one policy was seen (A %d, B %d): the swaps were not interleaved this run", seen[0].Load(), seen[1].Load())
+	}
+}
+
+// TestWouldAsk checks what discovery says of approval, asking nobody: the
+// built-in policy's verdict, a Rego policy's for a call without arguments
+// (via a plan, in the session), a tool's own requiresApproval, and trust
+// the session was given.
+func TestWouldAsk(t *testing.T) {
+	const sessionPolicy = `package codecall
+
+import rego.v1
+
+default decision := {"allow": true, "requireApproval": true, "reason": "ask"}
+
+decision := {"allow": true, "requireApproval": false, "reason": "the ops session"} if input.session.id == "ops"
+
+decision := {"allow": false, "reason": "never"} if input.tool.name == "db.drop"
+`
+	e, err := policy.LoadEngine(context.Background(), []string{mcptest.WritePolicies(t, map[string]string{"p.rego": sessionPolicy})}, "data.codecall.decision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := presets.Default()
+	cfg.Tools = map[string]presets.ToolOverride{"shop.marked": {RequiresApproval: catalog.Bool(true)}}
+	ro := mcp.WithReadOnlyHintAnnotation(true)
+	snap, _, err := catalog.Build([]mcp.Tool{
+		mcp.NewTool("shop.read", ro), mcp.NewTool("shop.write", mcp.WithReadOnlyHintAnnotation(false)),
+		mcp.NewTool("shop.marked", ro), mcp.NewTool("db.drop", ro),
+	}, catalog.Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvals := policy.NewApprovals(time.Minute, true)
+	write, _ := snap.Lookup("shop.write")
+	approvals.Interpret(&mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
+		Content: map[string]any{"decision": policy.ChoiceApproveSession}}}, policy.ApprovalRequest{Tool: write, SessionID: "trusting"})
+	builtin, err := policy.NewGate(cfg, policy.WithApprovals(approvals))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rego, err := policy.NewGate(cfg, policy.WithApprovals(approvals), policy.WithPolicies(policy.NewPolicies(e)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		gate    *policy.Gate
+		tool    string
+		session string
+		want    bool
+	}{
+		{"built-in: read-only", builtin, "shop.read", "s", false},
+		{"built-in: writes", builtin, "shop.write", "s", true},
+		{"built-in: writes, trusted in this session", builtin, "shop.write", "trusting", false},
+		{"built-in: marked requiresApproval", builtin, "shop.marked", "s", true},
+		{"rego: asks by default", rego, "shop.read", "s", true},
+		{"rego: not in the ops session", rego, "shop.read", "ops", false},
+		{"rego: cannot waive the tool's own requiresApproval", rego, "shop.marked", "ops", true},
+		{"rego: a denied tool is not asked about", rego, "db.drop", "s", false},
+		{"rego: trusted in this session", rego, "shop.write", "trusting", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tool, ok := snap.Lookup(tt.tool)
+			if !ok {
+				t.Fatalf("%s missing", tt.tool)
+			}
+			if got := tt.gate.WouldAsk(context.Background(), tool, tt.session); got != tt.want {
+				t.Errorf("WouldAsk(%s, %s) = %v, want %v", tt.tool, tt.session, got, tt.want)
+			}
+		})
 	}
 }

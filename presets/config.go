@@ -197,6 +197,10 @@ type ToolOverride struct {
 	Examples []ToolExample `koanf:"examples" json:"examples,omitempty"`
 	// RequiresApproval asks the user before every call of the tool.
 	RequiresApproval *bool `koanf:"requiresApproval" json:"requiresApproval,omitempty"`
+	// Timeout bounds one call of the tool on every path (direct, invoke,
+	// plans); it replaces the tool's own timeout (an upstream's timeout,
+	// for a gateway's tool), shorter or longer. Zero leaves it alone.
+	Timeout time.Duration `koanf:"timeout" json:"timeout,omitempty"`
 }
 
 // toolSources are the valid values of ToolOverride.Source.

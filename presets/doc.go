@@ -47,6 +47,8 @@
 //	  source                 string   inline | openapi | upstream
 //	  examples               list     [{input (mapping, required), output?, description?}]
 //	  requiresApproval       bool     ask the user before each call
+//	  timeout                duration >= 1ms; bounds one call on every path, replacing the tool's own
+//	                                  (an upstream's timeout); the most specific key wins (default: the tool's own)
 //	directCalls.enabled      bool     register codecall.invoke (default false)
 //	directCalls.allowedTools [glob]   tools invoke may call; empty means all reachable (default empty)
 //	audit.path               string   where audit events go: "" none, "-" standard error, else a file

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // maxToolNameLen is the longest tool name CodeCall produces; some clients
@@ -177,6 +178,9 @@ func (o ToolOverride) issues(p keyPath) []issue {
 		if strings.TrimSpace(tag) == "" {
 			out = append(out, newIssue(p.field("tags").index(i), "empty tag"))
 		}
+	}
+	if o.Timeout < 0 || (o.Timeout > 0 && o.Timeout < time.Millisecond) {
+		out = append(out, newIssue(p.field("timeout"), "must be a duration of at least 1ms such as \"30s\" or \"2m\" (or left out for the tool's own), got %v", o.Timeout))
 	}
 	for i, ex := range o.Examples {
 		if ex.Input == nil {

@@ -31,7 +31,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown top-level key", "mode: codecall_only\ncolour: red\n", 2, "colour", "unknown key; allowed keys: mode, preset, surfaces, metaTools, search, describe, include, exclude, tools, directCalls, audit, redaction, vm"},
 		{"wrong case", "Mode: codecall_only\n", 1, "Mode", `did you mean "mode"?`},
 		{"unknown vm key", "vm:\n  timout: 1s\n", 2, "vm.timout", "unknown key; allowed keys: timeout, maxToolCalls, maxTimers, maxConcurrency"},
-		{"unknown tools entry key", "tools:\n  \"billing.*\":\n    appID: billing\n", 3, `tools["billing.*"].appID`, `allowed keys: visibleInListTools, enabledInCodeCall, appId, tags, source, examples, requiresApproval (did you mean "appId"?)`},
+		{"unknown tools entry key", "tools:\n  \"billing.*\":\n    appID: billing\n", 3, `tools["billing.*"].appID`, `allowed keys: visibleInListTools, enabledInCodeCall, appId, tags, source, examples, requiresApproval, timeout (did you mean "appId"?)`},
 		{"unknown example key", "tools:\n  a:\n    examples:\n      - input: {}\n        result: 1\n", 5, `tools["a"].examples[0].result`, "allowed keys: description, input, output"},
 		{"unknown nested key", "search:\n  top: 3\n", 2, "search.top", "allowed keys: topK, maxTopK, lowRelevance"},
 
@@ -45,6 +45,9 @@ func TestParseErrors(t *testing.T) {
 		{"empty policy path", "policy: {paths: ['']}\n", 1, "policy.paths[0]", "must name a .rego file, a data file or a directory, got an empty string"},
 		{"zero approval timeout", "approval: {timeout: 0s}\n", 1, "approval.timeout", `must be a positive duration such as "2m", got 0s`},
 		{"unknown source", "tools:\n  a: {source: grpc}\n", 2, `tools["a"].source`, `unknown source "grpc"; allowed: inline, openapi, upstream`},
+		{"negative tool timeout", "tools:\n  \"github.*\": {timeout: -1s}\n", 2, `tools["github.*"].timeout`, `must be a duration of at least 1ms such as "30s"`},
+		{"tool timeout under a millisecond", "tools:\n  a: {timeout: 10us}\n", 2, `tools["a"].timeout`, "at least 1ms"},
+		{"tool timeout without a unit", "tools:\n  a: {timeout: 30}\n", 2, `tools["a"].timeout`, `want a duration with a unit`},
 
 		// Wrong types.
 		{"section as scalar", "vm: fast\n", 1, "vm", "want a mapping with keys timeout, maxToolCalls"},

@@ -532,8 +532,11 @@ func (p *Pool) refused(err error, opts vm.Options, start time.Time) *vm.Result {
 	case errors.Is(err, errClosed):
 		res.Status = vm.StatusIllegalAccess
 		res.Error = &vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the server is shutting down: its sandbox workers are stopped"}
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded):
 		res.Status = vm.StatusTimeout
+		res.Error = &vm.ErrorInfo{Message: "the request reached its deadline while it waited for a sandbox worker"}
+	case errors.Is(err, context.Canceled):
+		res.Status = vm.StatusCancelled
 		res.Error = &vm.ErrorInfo{Message: "the request was cancelled while it waited for a sandbox worker"}
 	default:
 		res.Error = &vm.ErrorInfo{Limit: LimitWorker, Message: err.Error()}

@@ -177,3 +177,70 @@ func TestGenuineRunsWithinBounds(t *testing.T) {
 		t.Errorf("workers were killed: %v", k)
 	}
 }
+
+// TestCancelledRun cancels the request of a plan running in a worker: the
+// worker is told to stop, the run ends cancelled (or a timeout when the
+// request reached its own deadline) with the logs the plan wrote before,
+// and a busy plan that cannot stop in time is killed with the same status.
+func TestCancelledRun(t *testing.T) {
+	p := newTestPool(t)
+	for _, tc := range []struct {
+		name, script string
+		end          func(context.Context) (context.Context, context.CancelFunc)
+		status       vm.Status
+		logs         int
+		message      string
+	}{
+		{"waiting on a tool", "console.log('before'); await callTool('sleep', {}); return 1",
+			func(ctx context.Context) (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(ctx)
+				time.AfterFunc(300*time.Millisecond, cancel)
+				return ctx, cancel
+			}, vm.StatusCancelled, 1, "cancelled by the client"},
+		{"the client's deadline", "console.log('before'); await callTool('sleep', {}); return 1",
+			func(ctx context.Context) (context.Context, context.CancelFunc) {
+				return context.WithTimeout(ctx, 300*time.Millisecond)
+			}, vm.StatusTimeout, 1, "client's deadline"},
+		{"busy in a loop", "console.log('before'); while (true) {}",
+			func(ctx context.Context) (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(ctx)
+				time.AfterFunc(300*time.Millisecond, cancel)
+				return ctx, cancel
+			}, vm.StatusCancelled, 1, "cancelled by the client"},
+		{"busy in a native loop", "console.log('before'); const a = new Array(4e6).fill(1); for (;;) a.forEach(Math.abs)",
+			func(ctx context.Context) (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(ctx)
+				time.AfterFunc(300*time.Millisecond, cancel)
+				return ctx, cancel
+			}, vm.StatusCancelled, -1, "cancelled"},
+		{"busy in a native loop at the client's deadline", "console.log('before'); const a = new Array(4e6).fill(1); for (;;) a.forEach(Math.abs)",
+			func(ctx context.Context) (context.Context, context.CancelFunc) {
+				return context.WithTimeout(ctx, 300*time.Millisecond)
+			}, vm.StatusTimeout, -1, "client's deadline"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := presets.LimitsFor(presets.Balanced)
+			l.Timeout = 20 * time.Second
+			rules := ast.RulesFor(l)
+			checked, err := ast.Validate(tc.script, rules)
+			if err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			ctx, cancel := tc.end(context.Background())
+			defer cancel()
+			start := time.Now()
+			res := p.Run(ctx, tc.script, checked, rules, newTestHost(), vm.Options{RunID: "c1", Limits: l, Context: json.RawMessage(`{}`)})
+			if res.Status != tc.status || res.Error == nil || !strings.Contains(res.Error.Message, tc.message) {
+				t.Fatalf("got %s %+v, want %s with %q", res.Status, res.Error, tc.status, tc.message)
+			}
+			// -1: the worker may be killed before it answers (a native
+			// loop the runtime cannot interrupt), losing its logs.
+			if tc.logs >= 0 && (len(res.Logs) != tc.logs || res.Logs[0].Message != "before") {
+				t.Errorf("logs %+v, want the line written before the end", res.Logs)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("the run took %v after its request ended", d)
+			}
+		})
+	}
+}

@@ -41,6 +41,7 @@ const (
 	msgResult   = "result"   // worker → server: the run's result; the worker exits after it
 	msgSuspend  = "suspend"  // server → worker: a call waits for a person; stop the plan's clock
 	msgResume   = "resume"   // server → worker: the person answered; restart the plan's clock
+	msgStop     = "stop"     // server → worker: the request ended (Code: why); stop the plan and send the result so far
 )
 
 // message is every frame's body; which fields are set depends on T.

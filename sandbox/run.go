@@ -75,13 +75,23 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 	defer close(done)
 	// The deadline and the client's cancellation kill the worker from here,
 	// not only from the loop below, which may be blocked writing to a
-	// worker that stopped reading: the kill breaks the pipe.
+	// worker that stopped reading: the kill breaks the pipe. A cancelled
+	// request first gives the worker stopGrace to stop its plan and send
+	// the result so far (its logs), which the loop below reads.
 	go func() {
 		select {
 		case <-hard.fired:
 			w.kill(causeTimeout)
 		case <-ctx.Done():
-			w.kill(causeCancelled)
+			grace := time.NewTimer(stopGrace)
+			defer grace.Stop()
+			select {
+			case <-grace.C:
+				w.kill(causeCancelled)
+			case <-hard.fired:
+				w.kill(causeTimeout)
+			case <-done:
+			}
 		case <-done:
 		}
 	}()
@@ -109,10 +119,14 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 		}
 	}()
 
+	cancelled, stopped := ctx.Done(), (<-chan time.Time)(nil)
 	for {
 		select {
 		case m, ok := <-frames:
 			if !ok {
+				if ctx.Err() != nil {
+					return killedAtEnd(ctx, s.abnormal(p, causeCancelled, ""))
+				}
 				return s.abnormal(p, "", readErr)
 			}
 			res, broke := s.handle(ctx, callCtx, m)
@@ -121,16 +135,66 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 				return s.abnormal(p, causeProtocol, broke)
 			}
 			if res != nil {
-				return res
+				return stoppedResult(ctx, res)
 			}
 		case <-hard.fired:
 			w.kill(causeTimeout)
 			return s.abnormal(p, causeTimeout, "")
-		case <-ctx.Done():
+		case <-cancelled:
+			// Ask the worker to stop and send what it has; the write may
+			// block on a worker that stopped reading, which the kill
+			// after stopGrace unblocks.
+			cancelled = nil
+			code := codeCanceled
+			if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+				code = codeDeadline
+			}
+			go func() { _ = w.send(&message{T: msgStop, Code: code}) }()
+			t := time.NewTimer(stopGrace)
+			defer t.Stop()
+			stopped = t.C
+		case <-stopped:
 			w.kill(causeCancelled)
-			return s.abnormal(p, causeCancelled, "")
+			return killedAtEnd(ctx, s.abnormal(p, causeCancelled, ""))
 		}
 	}
+}
+
+// stopGrace is how long a worker whose request was cancelled has to stop
+// its plan and send its result (the logs so far) before it is killed.
+const stopGrace = time.Second
+
+// stoppedResult is the result a worker sent, as the server reports it once
+// the request has ended: a run that finished keeps its status, any other
+// is cancelled or a timeout by the request's own end, whatever the worker
+// claimed. The worker's logs and warnings (checked against the run's
+// bounds) are kept: they are what the plan did before it stopped.
+func stoppedResult(ctx context.Context, res *vm.Result) *vm.Result {
+	if ctx.Err() == nil || res.Status == vm.StatusOK {
+		return res
+	}
+	res.Status, res.Result, res.Error = cancelledOutcome(ctx)
+	return res
+}
+
+// killedAtEnd is the result of a worker killed because its request ended
+// (classify's cancelled): a timeout, and says so, when the request ended
+// at the client's deadline.
+func killedAtEnd(ctx context.Context, res *vm.Result) *vm.Result {
+	if res.Status == vm.StatusCancelled && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		res.Status = vm.StatusTimeout
+		res.Error = &vm.ErrorInfo{Message: "the request reached the client's deadline; the plan's sandbox worker process was killed"}
+	}
+	return res
+}
+
+// cancelledOutcome is the status of a run whose request ended: timeout
+// when it ended at the client's deadline, cancelled otherwise.
+func cancelledOutcome(ctx context.Context) (vm.Status, json.RawMessage, *vm.ErrorInfo) {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return vm.StatusTimeout, nil, &vm.ErrorInfo{Message: "the run reached the client's deadline for the request"}
+	}
+	return vm.StatusCancelled, nil, &vm.ErrorInfo{Message: "the run was cancelled by the client"}
 }
 
 // session is the server's side of one run. The server trusts nothing the
@@ -610,7 +674,7 @@ func classify(cause, broke string, e ending, b budgets) (vm.Status, *vm.ErrorInf
 	case cause == causeTimeout:
 		return vm.StatusTimeout, &vm.ErrorInfo{Message: fmt.Sprintf("the plan ran past its %v timeout and did not stop; its sandbox worker process was killed", b.timeout)}, causeTimeout
 	case cause == causeCancelled:
-		return vm.StatusTimeout, &vm.ErrorInfo{Message: "the request was cancelled; the plan's sandbox worker process was killed"}, causeCancelled
+		return vm.StatusCancelled, &vm.ErrorInfo{Message: "the request was cancelled; the plan's sandbox worker process was killed"}, causeCancelled
 	case e.sigkill && e.oomKill:
 		// The kernel says so itself: its OOM killer ended the worker at
 		// its cgroup's memory.max.

@@ -25,7 +25,7 @@ func TestClassify(t *testing.T) {
 		label        string
 	}{
 		{"our deadline", causeTimeout, "", killed, vm.StatusTimeout, "", "ran past its 3.5s timeout", causeTimeout},
-		{"client cancelled", causeCancelled, "", killed, vm.StatusTimeout, "", "request was cancelled", causeCancelled},
+		{"client cancelled", causeCancelled, "", killed, vm.StatusCancelled, "", "request was cancelled", causeCancelled},
 		{"protocol", causeProtocol, "more than 100 tool calls", ending{code: 0}, vm.StatusLimitExceeded, LimitWorker,
 			"broke the bridge protocol (more than 100 tool calls)", causeProtocol},
 		{"protocol, unreadable frame", causeProtocol, "", killed, vm.StatusLimitExceeded, LimitWorker, "a frame too large or malformed", causeProtocol},

@@ -76,8 +76,10 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	if err != nil || first.T != msgRun || first.Run == nil {
 		return 5
 	}
+	ctx, stop := context.WithCancelCause(context.Background())
+	w.stop = stop
 	go w.readReplies(r)
-	res := runPlan(context.Background(), first.Run, w, rts)
+	res := runPlan(ctx, first.Run, w, rts)
 	if err := w.send(&message{T: msgResult, Result: res}); err != nil {
 		return 6
 	}
@@ -135,6 +137,11 @@ type workerConn struct {
 	mu      sync.Mutex
 	pending map[uint64]chan *message
 	nextID  atomic.Uint64
+
+	// stop ends the run's context when the server says the request ended
+	// (msgStop): the runtime stops the plan and reports it cancelled, or a
+	// timeout at the client's deadline, with the logs so far.
+	stop context.CancelCauseFunc
 }
 
 func (w *workerConn) send(m *message) error {
@@ -153,6 +160,12 @@ func (w *workerConn) readReplies(r io.Reader) {
 		m, err := readFrame(r, maxFrameToWorker)
 		if err != nil {
 			syscall.Exit(7)
+		}
+		if m.T == msgStop {
+			if w.stop != nil {
+				w.stop(replyError("", m))
+			}
+			continue
 		}
 		if m.T != msgReply && m.T != msgSuspend && m.T != msgResume {
 			continue

@@ -120,7 +120,9 @@ import (
 type Status string
 
 // The statuses of DESIGN.md's execute contract. SyntaxError is produced by
-// validation, before a runtime exists.
+// validation, before a runtime exists. Cancelled is a run the client
+// stopped (its request was cancelled); Timeout is a run a deadline stopped,
+// the plan's own or the client's, so each names its true cause.
 const (
 	StatusOK            Status = "ok"
 	StatusSyntaxError   Status = "syntax_error"
@@ -129,6 +131,7 @@ const (
 	StatusToolError     Status = "tool_error"
 	StatusTimeout       Status = "timeout"
 	StatusLimitExceeded Status = "limit_exceeded"
+	StatusCancelled     Status = "cancelled"
 )
 
 // Host is what a run needs from CodeCall. Every method may be called from

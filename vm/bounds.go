@@ -97,7 +97,7 @@ func (b Bounds) CheckName(name string) error {
 // knownStatuses, knownLimits and knownWarnings are what a Result may name.
 var (
 	knownStatuses = map[Status]bool{StatusOK: true, StatusSyntaxError: true, StatusIllegalAccess: true,
-		StatusRuntimeError: true, StatusToolError: true, StatusTimeout: true, StatusLimitExceeded: true}
+		StatusRuntimeError: true, StatusToolError: true, StatusTimeout: true, StatusLimitExceeded: true, StatusCancelled: true}
 	knownLimits = map[string]bool{LimitToolCalls: true, LimitMemory: true, LimitStack: true, LimitRegexTime: true,
 		LimitLogBytes: true, LimitResult: true, LimitTimers: true}
 	knownWarnings = map[string]bool{WarningResultTruncated: true, WarningLogsTruncated: true, WarningMessagesDropped: true,

@@ -403,7 +403,7 @@ func TestCancellation(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("cancelled run took %v", d)
 	}
-	if res.Status != StatusTimeout || !strings.Contains(res.Error.Message, "cancelled") {
+	if res.Status != StatusCancelled || !strings.Contains(res.Error.Message, "cancelled") {
 		t.Errorf("status: %s", describe(res))
 	}
 	if h.Cancelled() != 2 {
@@ -420,15 +420,62 @@ func TestCancellation(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	res = Run(ctx, compile(t, `while (true) {}`), h, Options{Limits: limits(t, presets.Balanced)})
-	if res.Status != StatusTimeout {
+	if res.Status != StatusCancelled {
 		t.Errorf("busy plan: %s", describe(res))
 	}
 	// An already cancelled context stops the run at once.
 	res = Run(ctx, compile(t, `while (true) {}`), h, Options{Limits: limits(t, presets.Balanced)})
-	if res.Status != StatusTimeout {
+	if res.Status != StatusCancelled {
 		t.Errorf("cancelled before start: %s", describe(res))
 	}
 	settleGoroutines(t, base)
+}
+
+// TestCancelledStatus checks that a run's status names why its caller's
+// context ended: a cancellation is cancelled, the caller's own deadline is a
+// timeout, and the logs written before either are in the result.
+func TestCancelledStatus(t *testing.T) {
+	h := &mcptest.Host{Delay: 10 * time.Second}
+	script := `console.log("before"); await callTool('slow', {}); console.log("after"); return 1`
+	for _, tc := range []struct {
+		name    string
+		ctx     func() (context.Context, context.CancelFunc)
+		status  Status
+		message string
+	}{
+		{"cancelled", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			return ctx, cancel
+		}, StatusCancelled, "cancelled by the client"},
+		{"cancelled with a cause", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("the client went away")) })
+			return ctx, func() { cancel(nil) }
+		}, StatusCancelled, "cancelled by the client"},
+		{"client's deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		}, StatusTimeout, "client's deadline"},
+		{"client's deadline as a cause", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			time.AfterFunc(100*time.Millisecond, func() { cancel(context.DeadlineExceeded) })
+			return ctx, func() { cancel(nil) }
+		}, StatusTimeout, "client's deadline"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			l := limits(t, presets.Balanced)
+			l.Timeout = 5 * time.Second
+			res := Run(ctx, compile(t, script), h, Options{RunID: "c", Limits: l})
+			if res.Status != tc.status || res.Error == nil || !strings.Contains(res.Error.Message, tc.message) {
+				t.Fatalf("got %s, want %s with %q", describe(res), tc.status, tc.message)
+			}
+			if len(res.Logs) != 1 || res.Logs[0].Message != "before" {
+				t.Errorf("logs before the end are not in the result: %+v", res.Logs)
+			}
+		})
+	}
 }
 
 // TestTimeoutCancelsCalls checks that the deadline reaches calls in flight.

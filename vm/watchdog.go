@@ -1,6 +1,8 @@
 package vm
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/metrics"
@@ -127,10 +129,16 @@ func grown(now, baseline uint64) uint64 {
 }
 
 // stopForContext stops the run because its context is done: the deadline
-// passed or the caller cancelled.
+// passed or the caller cancelled. A caller's context that ended at its
+// own deadline (context.DeadlineExceeded, or a cancel whose cause is one)
+// is a timeout, the client's; any other end of it is a cancellation.
 func (r *run) stopForContext() {
 	if r.parent.Err() != nil {
-		r.stop(&outcome{status: StatusTimeout, err: &ErrorInfo{Message: "the run was cancelled by the client"}})
+		if errors.Is(context.Cause(r.parent), context.DeadlineExceeded) {
+			r.stop(&outcome{status: StatusTimeout, err: &ErrorInfo{Message: "the run reached the client's deadline for the request"}})
+			return
+		}
+		r.stop(&outcome{status: StatusCancelled, err: &ErrorInfo{Message: "the run was cancelled by the client"}})
 		return
 	}
 	r.stop(&outcome{status: StatusTimeout, err: &ErrorInfo{Message: fmt.Sprintf("the run exceeded its timeout of %v", r.caps.timeout)}})

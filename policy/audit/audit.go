@@ -335,6 +335,9 @@ func (l *Logger) record(e Event) slog.Record {
 	if e.ResultSHA256 != "" {
 		attrs = append(attrs, slog.String("resultSha256", clip(e.ResultSHA256, maxWordBytes)), slog.Int("resultBytes", e.ResultBytes))
 	}
+	if e.LogLines > 0 {
+		attrs = append(attrs, slog.Int("logLines", e.LogLines), slog.Int("logBytes", e.LogBytes))
+	}
 	str("errorCode", e.ErrorCode, maxWordBytes)
 	text("error", e.Error, maxTextBytes)
 	rec.AddAttrs(attrs...)

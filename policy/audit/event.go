@@ -112,6 +112,12 @@ type Event struct {
 	// resultBytes is written whenever ResultSHA256 is set.
 	ResultSHA256 string
 	ResultBytes  int
+	// LogLines and LogBytes count the log lines a run wrote and their
+	// bytes, on execute.end, including a run that was cancelled or timed
+	// out: the lines themselves go to the client, never to the audit log,
+	// which must not hold what a plan printed.
+	LogLines int
+	LogBytes int
 	// ErrorCode is the error's code (ACCESS_DENIED, TIMEOUT, ...).
 	ErrorCode string
 	// Error is the error's message.
