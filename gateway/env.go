@@ -182,7 +182,9 @@ func (l *learnt) add(vals ...string) {
 	for v := range l.seen {
 		all = append(all, v)
 	}
-	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) || (len(all[i]) == len(all[j]) && all[i] < all[j]) })
+	sort.Slice(all, func(i, j int) bool {
+		return len(all[i]) > len(all[j]) || (len(all[i]) == len(all[j]) && all[i] < all[j])
+	})
 	pairs := make([]string, 0, 2*len(all))
 	for _, v := range all {
 		pairs = append(pairs, v, "[redacted]")

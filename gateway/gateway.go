@@ -173,8 +173,8 @@ type Gateway struct {
 
 	mu             sync.Mutex
 	ups            map[string]*upstream
-	pins           *pins                // nil: definitions are not pinned
-	tokens         tokenstore.Store     // nil when tokenErr says why
+	pins           *pins            // nil: definitions are not pinned
+	tokens         tokenstore.Store // nil when tokenErr says why
 	tokenErr       error
 	owners         map[string]*upstream // registered tool name -> its upstream
 	promptOwners   map[string]*upstream // registered prompt name -> its upstream

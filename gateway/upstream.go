@@ -72,8 +72,8 @@ type upstream struct {
 	retryAt    time.Time // when the scheduled restart runs
 	connecting chan struct{}
 	retry      *time.Timer
-	pipe       *stderrPipe // the current child's stderr, stdio only
-	diedWhy    string      // set when the connection died while starting
+	pipe       *stderrPipe  // the current child's stderr, stdio only
+	diedWhy    string       // set when the connection died while starting
 	auth       *authFailure // why the upstream refused the gateway's credentials; nil otherwise
 
 	caps mcp.ServerCapabilities // what the running upstream offers; u.mu
