@@ -233,6 +233,13 @@ func (u *upstream) redactResult(res *mcp.CallToolResult) *mcp.CallToolResult {
 	if res.StructuredContent != nil {
 		out.StructuredContent = redactJSON(u.red, res.StructuredContent)
 	}
+	if len(res.RawStructuredContent) > 0 {
+		// The bytes as received, which mcp-go sends on in preference.
+		out.RawStructuredContent = json.RawMessage(u.red.String(string(res.RawStructuredContent)))
+		if !json.Valid(out.RawStructuredContent) {
+			out.RawStructuredContent = nil
+		}
+	}
 	return &out
 }
 
