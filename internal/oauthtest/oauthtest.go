@@ -1,0 +1,228 @@
+// Package oauthtest starts, for tests, a real OAuth 2.1 authorization
+// server (zitadel's example OpenID provider) and an MCP server it
+// protects, and does the browser's part of a login.
+package oauthtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/zitadel/oidc/v3/example/server/exampleop"
+	"github.com/zitadel/oidc/v3/example/server/storage"
+	"github.com/zitadel/oidc/v3/pkg/client/rs"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+
+	"github.com/codecall-go/codecall/presets"
+)
+
+// The confidential client the authorization server knows the gateway by,
+// and the user who logs in (zitadel's example storage).
+const (
+	ClientID     = "codecall-gw"
+	ClientSecret = "client-secret-0123456789"
+	User         = "test-user2"
+	Password     = "verysecure"
+	// SecretEnv is the variable Lookup finds the client secret in.
+	SecretEnv = "CODECALLTEST_OAUTH_SECRET"
+)
+
+// World is a real OAuth 2.1 / OpenID provider (zitadel's oidc
+// library) and an MCP server (mcp-go, streamable HTTP) that takes only
+// access tokens the provider says are active (RFC 7662 introspection) and
+// publishes its protected resource metadata (RFC 9728).
+type World struct {
+	// Issuer is the provider's issuer URL; MCPURL the MCP endpoint.
+	Issuer, MCPURL string
+	// RedirectPort is the loopback port the client is registered with.
+	RedirectPort int
+	// TokenRequests counts the provider's token endpoint requests.
+	TokenRequests atomic.Int64
+	// Refused counts the requests the MCP server answered 401.
+	Refused atomic.Int64
+	mu      sync.Mutex
+	seen    []string // every token that crossed the wire, to look for later
+}
+
+func (w *World) remember(vals ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, v := range vals {
+		if v != "" {
+			w.seen = append(w.seen, v)
+		}
+	}
+}
+
+// Secrets returns the client secret and every token the provider issued.
+func (w *World) Secrets() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string{ClientSecret}, w.seen...)
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func New(t testing.TB) *World {
+	t.Helper()
+	w := &World{RedirectPort: freePort(t)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Issuer = "http://" + ln.Addr().String() + "/"
+	clients := map[string]*storage.Client{
+		ClientID: storage.WebClient(ClientID, ClientSecret, fmt.Sprintf("http://127.0.0.1:%d/callback", w.RedirectPort)),
+	}
+	router := exampleop.SetupServer(w.Issuer, storage.NewStorageWithClients(storage.NewUserStore(w.Issuer), clients), slog.New(slog.DiscardHandler), false)
+	op := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/oauth/token" {
+			router.ServeHTTP(rw, r)
+			return
+		}
+		w.TokenRequests.Add(1)
+		rec := httptest.NewRecorder()
+		router.ServeHTTP(rec, r)
+		var body struct {
+			AccessToken  string `json:"access_token"`
+			RefreshToken string `json:"refresh_token"`
+		}
+		if json.Unmarshal(rec.Body.Bytes(), &body) == nil {
+			w.remember(body.AccessToken, body.RefreshToken)
+		}
+		for k, v := range rec.Header() {
+			rw.Header()[k] = v
+		}
+		rw.WriteHeader(rec.Code)
+		_, _ = rw.Write(rec.Body.Bytes())
+	}))
+	op.Listener.Close()
+	op.Listener = ln
+	op.Start()
+	t.Cleanup(op.Close)
+
+	introspector, err := rs.NewResourceServerClientCredentials(context.Background(), w.Issuer, ClientID, ClientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpSrv := server.NewMCPServer("docs", "1.0.0", server.WithToolCapabilities(true))
+	mcpSrv.AddTool(mcp.NewTool("whoami", mcp.WithDescription("Says who the caller is, and (carelessly) the token it came with."),
+		mcp.WithReadOnlyHintAnnotation(true)),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tok := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+			res := mcp.NewToolResultText("you are " + User + ", token " + tok)
+			res.StructuredContent = map[string]any{"user": User, "token": tok}
+			return res, nil
+		})
+	inner := server.NewStreamableHTTPServer(mcpSrv)
+	var mcpURL string
+	rsSrv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			rw.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(rw).Encode(map[string]any{"resource": mcpURL, "authorization_servers": []string{w.Issuer}})
+			return
+		}
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		active := false
+		if ok {
+			resp, err := rs.Introspect[*oidc.IntrospectionResponse](r.Context(), introspector, tok)
+			active = err == nil && resp.Active
+		}
+		if !active {
+			w.Refused.Add(1)
+			rw.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, "http://"+r.Host))
+			http.Error(rw, "invalid_token", http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(rsSrv.Close)
+	mcpURL = rsSrv.URL + "/mcp"
+	w.MCPURL = mcpURL
+	return w
+}
+
+// Upstream is the gateway's entry for the protected MCP server, its
+// client secret in SecretEnv.
+func (w *World) Upstream() presets.Upstream {
+	return presets.Upstream{URL: w.MCPURL, Timeout: 10 * time.Second, OAuth: &presets.UpstreamOAuth{
+		ClientID: ClientID, ClientSecretEnv: SecretEnv, Scopes: []string{"openid", "offline_access"}, RedirectPort: w.RedirectPort}}
+}
+
+// Lookup finds the client secret under SecretEnv.
+func Lookup(k string) (string, bool) {
+	if k == SecretEnv {
+		return ClientSecret, true
+	}
+	return "", false
+}
+
+// Browse does what the operator does in the browser: open the
+// authorization URL, sign in on the provider's form, and follow the
+// redirects back to the gateway's loopback listener.
+func Browse(authURL string) error {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 20 * time.Second}
+	resp, err := c.Get(authURL)
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="id" value="([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		return fmt.Errorf("no login form at %s (status %d): %.300s", resp.Request.URL, resp.StatusCode, body)
+	}
+	form := url.Values{"id": {string(m[1])}, "username": {User}, "password": {Password}}
+	resp, err = c.PostForm(resp.Request.URL.Scheme+"://"+resp.Request.URL.Host+"/login/username", form)
+	if err != nil {
+		return err
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "logged in") {
+		return fmt.Errorf("login ended at %s with %d: %.300s", resp.Request.URL, resp.StatusCode, body)
+	}
+	return nil
+}
+
+// Revoke revokes a token at the provider's revocation endpoint (RFC 7009),
+// as an administrator or the user would.
+func (w *World) Revoke(t testing.TB, token, hint string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, w.Issuer+"revoke", strings.NewReader(url.Values{"token": {token}, "token_type_hint": {hint}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(ClientID, ClientSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("revoke %s: %d %s", hint, resp.StatusCode, b)
+	}
+}
