@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/codecall-go/codecall/internal/oauthtest"
 	"github.com/codecall-go/codecall/presets"
@@ -176,5 +180,57 @@ func TestParseServersOAuthKey(t *testing.T) {
 				t.Errorf("oauth = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A 403 answers the call with UNAUTHENTICATED, never with mcp-go's text
+// carrying the status and body, and leaves the upstream up; an SSE server
+// that refuses its event stream with 401 is down with the login command.
+func TestForbiddenAndRefusedStream(t *testing.T) {
+	var forbid atomic.Bool
+	inner := server.NewStreamableHTTPServer(httpUpstream())
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if forbid.Load() && r.Method == http.MethodPost {
+			http.Error(w, "insufficient_scope: needs docs.read", http.StatusForbidden)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(remote.Close)
+	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="x"`)
+		http.Error(w, "who are you", http.StatusUnauthorized)
+	}))
+	t.Cleanup(sse.Close)
+	g, logs := newGateway(t, map[string]presets.Upstream{
+		"remote": {URL: remote.URL + "/mcp", Timeout: 5 * time.Second},
+		"events": {Type: presets.UpstreamSSE, URL: sse.URL + "/sse"},
+	}, WithBackoff(time.Hour, time.Hour), WithTokenStore(tokenstore.NewDir(t.TempDir())))
+	_ = g.Start(context.Background())
+	s := connect(t, g.Server())
+	forbid.Store(true)
+	res := call(t, s, "remote.echo", map[string]any{"text": "hi"})
+	data, _ := res.Meta.AdditionalFields["codecall/error"].(map[string]any)
+	if !res.IsError || !strings.HasPrefix(text(res), `UNAUTHENTICATED: upstream "remote" refused echo: it answered 403 Forbidden`) ||
+		data["code"] != "UNAUTHENTICATED" || !strings.Contains(fmt.Sprint(data["hint"]), "oauth.scopes") {
+		t.Errorf("403: %s %v", text(res), data)
+	}
+	if strings.Contains(text(res), "status 403") || strings.Contains(text(res), "insufficient_scope") {
+		t.Errorf("the raw HTTP answer leaked into the result: %s", text(res))
+	}
+	if n := len(g.Status()); n != 2 {
+		t.Fatalf("%d upstreams in the status, want 2", n)
+	}
+	for _, st := range g.Status() {
+		switch st.ID {
+		case "remote":
+			if st.State != stateReady {
+				t.Errorf("a 403 marked the upstream %s", st.State)
+			}
+		case "events":
+			if st.State != stateFailed || !strings.Contains(st.Error, "401 Unauthorized") || !strings.Contains(st.Error, "codecall auth login events") {
+				t.Errorf("SSE refused: %+v\n%s", st, logs.String())
+			}
+		}
 	}
 }

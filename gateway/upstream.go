@@ -382,6 +382,10 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 			stderr.closeWriter()
 			_ = stderr.r.Close()
 		}
+		// An SSE server refuses the event stream itself.
+		if af := (*authFailure)(nil); errors.As(u.authError(u.g.ctx, err), &af) {
+			return nil, listing{}, af
+		}
 		return nil, listing{}, fmt.Errorf("cannot start: %w%s", err, sandboxStartHint(u.cfg.SandboxProfile(), err))
 	}
 	if stderr != nil {
