@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/zitadel/oidc/v3/example/server/exampleop"
+	"github.com/zitadel/oidc/v3/example/server/storage"
 
 	"github.com/codecall-go/codecall/internal/oauthtest"
 	"github.com/codecall-go/codecall/presets"
@@ -27,7 +31,7 @@ import (
 // with the command to run and shows the upstream as down; no token or
 // secret reaches a result or a log line.
 func TestOAuthEndToEnd(t *testing.T) {
-	w := oauthtest.New(t)
+	w := oauthtest.New(t, zitadelProvider)
 	ctx := context.Background()
 	store := tokenstore.NewDir(t.TempDir() + "/tokens")
 
@@ -233,4 +237,11 @@ func TestForbiddenAndRefusedStream(t *testing.T) {
 			}
 		}
 	}
+}
+
+// zitadelProvider is zitadel's example OpenID provider, knowing
+// oauthtest's client and user.
+func zitadelProvider(issuer, redirectURI string) http.Handler {
+	clients := map[string]*storage.Client{oauthtest.ClientID: storage.WebClient(oauthtest.ClientID, oauthtest.ClientSecret, redirectURI)}
+	return exampleop.SetupServer(issuer, storage.NewStorageWithClients(storage.NewUserStore(issuer), clients), slog.New(slog.DiscardHandler), false)
 }

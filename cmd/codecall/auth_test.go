@@ -6,11 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zitadel/oidc/v3/example/server/exampleop"
+	"github.com/zitadel/oidc/v3/example/server/storage"
 
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/internal/oauthtest"
@@ -36,7 +41,7 @@ func oauthServersJSON(t *testing.T, w *oauthtest.World) string {
 // refresh token gives UNAUTHENTICATED naming the login command; auth
 // logout deletes the file.
 func TestAuthLoginServeLogout(t *testing.T) {
-	w := oauthtest.New(t)
+	w := oauthtest.New(t, zitadelProvider)
 	t.Setenv(oauthtest.SecretEnv, oauthtest.ClientSecret)
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
@@ -190,4 +195,11 @@ func TestAuthRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// zitadelProvider is zitadel's example OpenID provider, knowing
+// oauthtest's client and user.
+func zitadelProvider(issuer, redirectURI string) http.Handler {
+	clients := map[string]*storage.Client{oauthtest.ClientID: storage.WebClient(oauthtest.ClientID, oauthtest.ClientSecret, redirectURI)}
+	return exampleop.SetupServer(issuer, storage.NewStorageWithClients(storage.NewUserStore(issuer), clients), slog.New(slog.DiscardHandler), false)
 }
