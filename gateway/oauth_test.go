@@ -30,7 +30,7 @@ import (
 // with the command to run and shows the upstream as down; no token or
 // secret reaches a result or a log line.
 func TestOAuthEndToEnd(t *testing.T) {
-	w := oauthtest.New(t, zitadelProvider)
+	w := oauthtest.New(t, zitadelProvider, false)
 	ctx := context.Background()
 	store := tokenstore.NewDir(t.TempDir() + "/tokens")
 
@@ -240,7 +240,59 @@ func TestForbiddenAndRefusedStream(t *testing.T) {
 
 // zitadelProvider is zitadel's example OpenID provider, knowing
 // oauthtest's client and user.
-func zitadelProvider(issuer, redirectURI string) http.Handler {
+func zitadelProvider(issuer, redirectURI string) (http.Handler, func(id, secret, redirectURI string)) {
 	clients := map[string]*storage.Client{oauthtest.ClientID: storage.WebClient(oauthtest.ClientID, oauthtest.ClientSecret, redirectURI)}
-	return exampleop.SetupServer(issuer, storage.NewStorageWithClients(storage.NewUserStore(issuer), clients), slog.New(slog.DiscardHandler), false)
+	h := exampleop.SetupServer(issuer, storage.NewStorageWithClients(storage.NewUserStore(issuer), clients), slog.New(slog.DiscardHandler), false)
+	return h, func(id, secret, redirectURI string) { clients[id] = storage.WebClient(id, secret, redirectURI) }
+}
+
+// TestOAuthDynamicRegistration logs in to a server whose authorization
+// server offers dynamic client registration, with an entry that names no
+// client and no port: the registered client is stored with the token and
+// used for refreshes, and an entry without the oauth key (the same URL)
+// uses the stored token too.
+func TestOAuthDynamicRegistration(t *testing.T) {
+	w := oauthtest.New(t, zitadelProvider, true)
+	ctx := context.Background()
+	store := tokenstore.NewDir(t.TempDir())
+	rec, err := Login(ctx, "docs", w.DynamicUpstream(), store, WithClientName("CodeCall (docs)"), WithAuthorizationURL(func(u string) {
+		go func() {
+			if err := oauthtest.Browse(u); err != nil {
+				t.Errorf("browser: %v", err)
+			}
+		}()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Registrations.Load() != 1 || !strings.HasPrefix(rec.ClientID, "dynamic-") || rec.ClientSecret == "" || rec.AuthMethod != "client_secret_basic" {
+		t.Fatalf("registered client: %d registrations, id %q, secret set %v, method %q", w.Registrations.Load(), rec.ClientID, rec.ClientSecret != "", rec.AuthMethod)
+	}
+	for name, entry := range map[string]presets.Upstream{"with the oauth key": w.DynamicUpstream(), "without it": {URL: w.MCPURL}} {
+		t.Run(name, func(t *testing.T) {
+			g, logs := newGateway(t, map[string]presets.Upstream{"docs": entry}, WithTokenStore(store), WithBackoff(time.Hour, time.Hour))
+			if err := g.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			s := connect(t, g.Server())
+			r, _ := store.Load(ctx, "docs")
+			r.Token.ExpiresAt = time.Now().Add(-time.Minute)
+			if err := store.Save(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			before := w.TokenRequests.Load()
+			res := call(t, s, "docs.whoami", map[string]any{})
+			if res.IsError || !strings.Contains(text(res), "token [redacted]") {
+				t.Fatalf("call: %s", text(res))
+			}
+			if w.TokenRequests.Load() != before+1 {
+				t.Errorf("%d token requests, want one refresh with the registered client", w.TokenRequests.Load()-before)
+			}
+			for _, secret := range w.Secrets() {
+				if strings.Contains(logs.String()+text(res), secret) {
+					t.Errorf("secret %.8s... in a log line or the result", secret)
+				}
+			}
+		})
+	}
 }

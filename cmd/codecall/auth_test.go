@@ -41,7 +41,7 @@ func oauthServersJSON(t *testing.T, w *oauthtest.World) string {
 // refresh token gives UNAUTHENTICATED naming the login command; auth
 // logout deletes the file.
 func TestAuthLoginServeLogout(t *testing.T) {
-	w := oauthtest.New(t, zitadelProvider)
+	w := oauthtest.New(t, zitadelProvider, false)
 	t.Setenv(oauthtest.SecretEnv, oauthtest.ClientSecret)
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "tokens")
@@ -199,7 +199,8 @@ func TestAuthRefusals(t *testing.T) {
 
 // zitadelProvider is zitadel's example OpenID provider, knowing
 // oauthtest's client and user.
-func zitadelProvider(issuer, redirectURI string) http.Handler {
+func zitadelProvider(issuer, redirectURI string) (http.Handler, func(id, secret, redirectURI string)) {
 	clients := map[string]*storage.Client{oauthtest.ClientID: storage.WebClient(oauthtest.ClientID, oauthtest.ClientSecret, redirectURI)}
-	return exampleop.SetupServer(issuer, storage.NewStorageWithClients(storage.NewUserStore(issuer), clients), slog.New(slog.DiscardHandler), false)
+	h := exampleop.SetupServer(issuer, storage.NewStorageWithClients(storage.NewUserStore(issuer), clients), slog.New(slog.DiscardHandler), false)
+	return h, func(id, secret, redirectURI string) { clients[id] = storage.WebClient(id, secret, redirectURI) }
 }

@@ -51,8 +51,13 @@ type World struct {
 	TokenRequests atomic.Int64
 	// Refused counts the requests the MCP server answered 401.
 	Refused atomic.Int64
-	mu      sync.Mutex
-	seen    []string // every token that crossed the wire, to look for later
+	// Registrations counts the dynamic client registrations answered.
+	Registrations atomic.Int64
+	mu            sync.Mutex
+	seen          []string          // every token and secret that crossed the wire, to look for later
+	clients       map[string]string // client id -> secret, for introspection and revocation
+	register      func(id, secret, redirectURI string)
+	opLock        sync.RWMutex // registrations change the provider's clients: exclusive
 }
 
 func (w *World) remember(vals ...string) {
@@ -65,7 +70,7 @@ func (w *World) remember(vals ...string) {
 	}
 }
 
-// Secrets returns the client secret and every token the provider issued.
+// Secrets returns the client secrets and every token the provider issued.
 func (w *World) Secrets() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -86,20 +91,47 @@ func freePort(t testing.TB) int {
 // the confidential client ClientID (secret ClientSecret, allowed to
 // introspect its own tokens) with redirectURI, and the user User. The
 // tests pass zitadel's example OpenID provider, so that the library stays
-// a test-only dependency.
-type Provider func(issuer, redirectURI string) http.Handler
+// a test-only dependency. register adds a confidential client; it is
+// called while no request is served.
+type Provider func(issuer, redirectURI string) (h http.Handler, register func(id, secret, redirectURI string))
 
-// New starts the provider and the MCP server it protects.
-func New(t testing.TB, provider Provider) *World {
+// New starts the provider and the MCP server it protects. With
+// dynamicRegistration, the provider also offers dynamic client
+// registration (RFC 7591): its metadata names a registration endpoint,
+// which registers a confidential client (client_secret_basic) with the
+// provider for the redirect URI asked.
+func New(t testing.TB, provider Provider, dynamicRegistration bool) *World {
 	t.Helper()
-	w := &World{RedirectPort: freePort(t)}
+	w := &World{RedirectPort: freePort(t), clients: map[string]string{ClientID: ClientSecret}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Issuer = "http://" + ln.Addr().String() + "/"
-	router := provider(w.Issuer, fmt.Sprintf("http://127.0.0.1:%d/callback", w.RedirectPort))
+	router, register := provider(w.Issuer, fmt.Sprintf("http://127.0.0.1:%d/callback", w.RedirectPort))
+	w.register = register
 	op := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if dynamicRegistration && r.URL.Path == "/register" {
+			w.registerClient(rw, r)
+			return
+		}
+		w.opLock.RLock()
+		defer w.opLock.RUnlock()
+		if dynamicRegistration && strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			// The provider's own metadata, plus the registration endpoint.
+			rec := httptest.NewRecorder()
+			router.ServeHTTP(rec, r)
+			var meta map[string]any
+			if rec.Code == http.StatusOK && json.Unmarshal(rec.Body.Bytes(), &meta) == nil {
+				meta["registration_endpoint"] = w.Issuer + "register"
+				rw.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(rw).Encode(meta)
+				return
+			}
+			rw.WriteHeader(rec.Code)
+			_, _ = rw.Write(rec.Body.Bytes())
+			return
+		}
 		if r.URL.Path != "/oauth/token" {
 			router.ServeHTTP(rw, r)
 			return
@@ -168,6 +200,13 @@ func (w *World) Upstream() presets.Upstream {
 		ClientID: ClientID, ClientSecretEnv: SecretEnv, Scopes: []string{"openid", "offline_access"}, RedirectPort: w.RedirectPort}}
 }
 
+// DynamicUpstream is an entry for the protected MCP server that names no
+// client: login registers one (with a provider started with
+// dynamicRegistration) for a redirect on any free port.
+func (w *World) DynamicUpstream() presets.Upstream {
+	return presets.Upstream{URL: w.MCPURL, Timeout: 10 * time.Second, OAuth: &presets.UpstreamOAuth{Scopes: []string{"openid", "offline_access"}}}
+}
+
 // Lookup finds the client secret under SecretEnv.
 func Lookup(k string) (string, bool) {
 	if k == SecretEnv {
@@ -205,7 +244,7 @@ func Browse(authURL string) error {
 	return nil
 }
 
-// Revoke revokes a token at the provider's revocation endpoint (RFC 7009),
+// Revoke revokes, as ClientID, a token at the provider's revocation endpoint (RFC 7009),
 // as an administrator or the user would.
 func (w *World) Revoke(t testing.TB, token, hint string) {
 	t.Helper()
@@ -226,12 +265,21 @@ func (w *World) Revoke(t testing.TB, token, hint string) {
 // introspect asks the provider whether tok is active (RFC 7662), as the
 // resource server, authenticated as the client the token was issued to.
 func (w *World) introspect(ctx context.Context, tok string) bool {
+	for id, secret := range w.knownClients() {
+		if w.introspectAs(ctx, tok, id, secret) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *World) introspectAs(ctx context.Context, tok, id, secret string) bool {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.Issuer+"oauth/introspect", strings.NewReader(url.Values{"token": {tok}}.Encode()))
 	if err != nil {
 		return false
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(ClientID, ClientSecret)
+	req.SetBasicAuth(id, secret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return false
@@ -241,4 +289,45 @@ func (w *World) introspect(ctx context.Context, tok string) bool {
 		Active bool `json:"active"`
 	}
 	return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&body) == nil && body.Active
+}
+
+// registerClient answers a dynamic client registration request (RFC
+// 7591): a confidential client for the first redirect URI, authenticated
+// with HTTP Basic at the token endpoint (the response says so, as RFC
+// 7591 §3.2.1 allows the server to decide).
+func (w *World) registerClient(rw http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs []string `json:"redirect_uris"`
+		ClientName   string   `json:"client_name"`
+		GrantTypes   []string `json:"grant_types"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.RedirectURIs) == 0 || req.ClientName == "" {
+		http.Error(rw, `{"error":"invalid_client_metadata"}`, http.StatusBadRequest)
+		return
+	}
+	n := w.Registrations.Add(1)
+	id := fmt.Sprintf("dynamic-%d", n)
+	secret := fmt.Sprintf("dynamic-secret-%d-%d", n, time.Now().UnixNano())
+	w.opLock.Lock()
+	w.register(id, secret, req.RedirectURIs[0])
+	w.opLock.Unlock()
+	w.mu.Lock()
+	w.clients[id] = secret
+	w.seen = append(w.seen, secret)
+	w.mu.Unlock()
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(rw).Encode(map[string]any{"client_id": id, "client_secret": secret, "client_name": req.ClientName,
+		"redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "client_secret_basic", "grant_types": req.GrantTypes})
+}
+
+// knownClients returns the client ids and secrets the provider has.
+func (w *World) knownClients() map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]string, len(w.clients))
+	for k, v := range w.clients {
+		out[k] = v
+	}
+	return out
 }
