@@ -51,7 +51,7 @@ func TestAuthLoginServeLogout(t *testing.T) {
 	}
 	auditLog := filepath.Join(dir, "audit.jsonl")
 	config := filepath.Join(dir, "codecall.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf("audit: {path: %q}\ntools:\n  \"*\": {visibleInListTools: true}\n", auditLog)), 0o600); err != nil {
+	if err := os.WriteFile(config, []byte(fmt.Sprintf("audit: {path: %q}\nupstreams: {tokenDir: %q}\ntools:\n  \"*\": {visibleInListTools: true}\n", auditLog, tokens)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -59,6 +59,11 @@ func TestAuthLoginServeLogout(t *testing.T) {
 	code, out, errOut := runCLI(t, "auth", "status", "--upstreams", servers, "--token-dir", tokens)
 	if code != 0 || !strings.Contains(out, "not-logged-in") || !strings.Contains(out, "codecall auth login docs") {
 		t.Fatalf("status before login: exit %d\n%s%s", code, out, errOut)
+	}
+
+	code, out, _ = runCLI(t, "check", "--config", config, "--upstreams", servers)
+	if code != 0 || !strings.Contains(out, "ok with 1 warning") || !strings.Contains(out, "docs: OAuth, not logged in; serve would report it unauthenticated until you run: codecall auth login docs") {
+		t.Errorf("check before login: exit %d\n%s", code, out)
 	}
 
 	outR, outW := io.Pipe()
@@ -104,6 +109,11 @@ func TestAuthLoginServeLogout(t *testing.T) {
 		t.Fatalf("status after login: exit %d %s%s", code, out, errOut)
 	}
 	status := out
+	code, out, _ = runCLI(t, "check", "--config", config, "--upstreams", servers)
+	if code != 0 || !strings.Contains(out, "docs: OAuth, logged in (token file "+filepath.Join(tokens, "docs.json")+")") {
+		t.Errorf("check after login: exit %d\n%s", code, out)
+	}
+	status += out
 
 	// serve, with the token, over stdio.
 	inR, inW := io.Pipe()
