@@ -46,6 +46,7 @@ type authFailure struct {
 	upstream string
 	why      string
 	hint     string
+	cause    error // the transport's error, never shown
 }
 
 func (e *authFailure) Error() string { return fmt.Sprintf("not authenticated: %s. %s", e.why, e.hint) }
@@ -163,13 +164,13 @@ func (u *upstream) authError(ctx context.Context, err error) error {
 				why = "no OAuth token is stored for it (never logged in, logged out, or the token was issued for another URL)"
 			}
 		}
-		return &authFailure{upstream: u.id, why: why, hint: fmt.Sprintf("Log the gateway in to it: %s.", login)}
+		return &authFailure{upstream: u.id, why: why, hint: fmt.Sprintf("Log the gateway in to it: %s.", login), cause: err}
 	case errors.Is(err, transport.ErrAuthorizationRequired), errors.Is(err, transport.ErrUnauthorized):
 		return &authFailure{upstream: u.id, why: "it answered 401 Unauthorized: it needs credentials",
-			hint: fmt.Sprintf("If it uses OAuth, log the gateway in: %s; otherwise set its Authorization header (headers in the upstreams file).", login)}
+			hint: fmt.Sprintf("If it uses OAuth, log the gateway in: %s; otherwise set its Authorization header (headers in the upstreams file).", login), cause: err}
 	case errors.Is(err, errForbidden):
 		return &authFailure{upstream: u.id, why: "it answered 403 Forbidden: the gateway's credentials do not allow this",
-			hint: fmt.Sprintf("Log in again with the scopes it needs (oauth.scopes): %s; or fix its Authorization header.", login)}
+			hint: fmt.Sprintf("Log in again with the scopes it needs (oauth.scopes): %s; or fix its Authorization header.", login), cause: err}
 	}
 	return err
 }

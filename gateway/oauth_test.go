@@ -69,10 +69,17 @@ func TestOAuthEndToEnd(t *testing.T) {
 		t.Fatalf("token file: %v, mode %v", err, st.Mode())
 	}
 
+	// The access token is revoked while no gateway runs: the gateway's
+	// first connection is refused, and refreshes it.
+	w.Revoke(t, rec.Token.AccessToken, "access_token")
+	before := w.TokenRequests.Load()
 	g, logs := newGateway(t, map[string]presets.Upstream{"docs": w.Upstream()}, WithTokenStore(store), WithLookupEnv(oauthtest.Lookup),
 		WithBackoff(time.Hour, time.Hour))
 	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
+		t.Fatalf("start with a revoked access token: %v", err)
+	}
+	if w.TokenRequests.Load() != before+1 {
+		t.Errorf("start with a revoked access token: %d token requests, want 1 refresh", w.TokenRequests.Load()-before)
 	}
 	s := connect(t, g.Server())
 	var results []string
@@ -95,7 +102,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 	if err := store.Save(ctx, r1); err != nil {
 		t.Fatal(err)
 	}
-	before := w.TokenRequests.Load()
+	before = w.TokenRequests.Load()
 	if res := whoami("expired"); res.IsError {
 		t.Fatalf("call after expiry: %s", text(res))
 	}
@@ -147,7 +154,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 			t.Errorf("secret %.6s... appears in a log line or a result", secret)
 		}
 	}
-	if len(w.Secrets()) < 7 {
+	if len(w.Secrets()) < 9 {
 		t.Errorf("only %d tokens were issued; the test did not exercise the refreshes", len(w.Secrets())-1)
 	}
 }

@@ -363,8 +363,18 @@ type listing struct {
 }
 
 // dial starts a client, performs the handshake, sets the upstream's log
-// level and lists what it serves.
+// level and lists what it serves. When an OAuth upstream refuses an access
+// token that has not expired (revoked while the gateway was away), the
+// token is marked expired and the dial made once more, which refreshes it.
 func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
+	cl, lst, err := u.dialOnce(gen)
+	if af := (*authFailure)(nil); errors.As(err, &af) && af.cause != nil && u.refreshAfterRefusal(u.g.ctx, af.cause) {
+		return u.dialOnce(gen)
+	}
+	return cl, lst, err
+}
+
+func (u *upstream) dialOnce(gen uint64) (*client.Client, listing, error) {
 	if u.resErr != nil {
 		return nil, listing{}, u.resErr
 	}
