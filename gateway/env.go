@@ -159,14 +159,14 @@ type learnt struct {
 	r    *strings.Replacer
 }
 
-// add learns values (shorter than 8 bytes are ignored: no token is that
-// short, and replacing them would mangle ordinary text).
+// add learns values; like configured secrets, values shorter than 3 bytes
+// are ignored (replacing them would mangle ordinary text).
 func (l *learnt) add(vals ...string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	changed := false
 	for _, v := range vals {
-		if len(v) < 8 || l.seen[v] {
+		if len(v) < 3 || l.seen[v] {
 			continue
 		}
 		if l.seen == nil {
