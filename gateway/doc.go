@@ -31,6 +31,14 @@
 // and retried with backoff, and its tools fail with an UNAVAILABLE message,
 // while the others are served.
 //
+// An HTTP or SSE upstream that needs OAuth is reached with a token from a
+// tokenstore.Store (WithTokenStore), put there once by Login (codecall
+// auth login) and refreshed as it expires (oauth.go, login.go, using
+// mcp-go's OAuth client). An upstream without a valid token, or that
+// refuses the gateway's credentials (401, 403), answers its calls with
+// UNAUTHENTICATED and a hint naming the command to run, never with the
+// HTTP error; tokens are redacted from logs, errors and results.
+//
 // A gateway tells each stdio upstream how many gateways run above it
 // (presets.EnvGatewayDepth), and New refuses to start one nested MaxDepth
 // deep, so that an upstream entry that starts the gateway again cannot

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/codecall-go/codecall/openapi"
 	"github.com/codecall-go/codecall/presets"
@@ -113,7 +114,14 @@ func placeholderValues(v string, lookup func(string) (string, bool)) []string {
 // redactor removes secret values from text CodeCall produces about an
 // upstream (errors, the child's stderr, tool descriptions), so a server
 // that echoes its token cannot leak it into logs or discovery.
-type redactor struct{ r *strings.Replacer }
+//
+// learnt, when set, holds the secrets of an OAuth upstream learnt while it
+// runs (tokens, which change with every refresh); copies of a redactor
+// share it.
+type redactor struct {
+	r      *strings.Replacer
+	learnt *learnt
+}
 
 func newRedactor(secrets []string) redactor {
 	var pairs []string
@@ -127,12 +135,75 @@ func newRedactor(secrets []string) redactor {
 	if len(pairs) == 0 {
 		return redactor{}
 	}
-	return redactor{strings.NewReplacer(pairs...)}
+	return redactor{r: strings.NewReplacer(pairs...)}
 }
 
 func (r redactor) String(s string) string {
-	if r.r == nil {
+	if r.r != nil {
+		s = r.r.Replace(s)
+	}
+	if r.learnt != nil {
+		s = r.learnt.String(s)
+	}
+	return s
+}
+
+// active reports whether the redactor removes anything.
+func (r redactor) active() bool { return r.r != nil || (r.learnt != nil && r.learnt.any()) }
+
+// learnt are secrets learnt while an upstream runs: every OAuth token the
+// gateway reads or receives for it. Safe for concurrent use.
+type learnt struct {
+	mu   sync.RWMutex
+	seen map[string]bool
+	r    *strings.Replacer
+}
+
+// add learns values; like configured secrets, values shorter than 3 bytes
+// are ignored (replacing them would mangle ordinary text).
+func (l *learnt) add(vals ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	changed := false
+	for _, v := range vals {
+		if len(v) < 3 || l.seen[v] {
+			continue
+		}
+		if l.seen == nil {
+			l.seen = map[string]bool{}
+		}
+		l.seen[v] = true
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	all := make([]string, 0, len(l.seen))
+	for v := range l.seen {
+		all = append(all, v)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		return len(all[i]) > len(all[j]) || (len(all[i]) == len(all[j]) && all[i] < all[j])
+	})
+	pairs := make([]string, 0, 2*len(all))
+	for _, v := range all {
+		pairs = append(pairs, v, "[redacted]")
+	}
+	l.r = strings.NewReplacer(pairs...)
+}
+
+func (l *learnt) any() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.r != nil
+}
+
+func (l *learnt) String(s string) string {
+	l.mu.RLock()
+	r := l.r
+	l.mu.RUnlock()
+	if r == nil {
 		return s
 	}
-	return r.r.Replace(s)
+	return r.Replace(s)
 }

@@ -53,6 +53,7 @@ type entry struct {
 	Paths            []string          `json:"paths"`
 	MaxMemory        json.RawMessage   `json:"maxMemory"`
 	MaxProcesses     int               `json:"maxProcesses"`
+	OAuth            json.RawMessage   `json:"oauth"`
 
 	// Keys other clients write into the same file; accepted and ignored
 	// so that an existing file can be used as it is.
@@ -62,7 +63,10 @@ type entry struct {
 	TransportType json.RawMessage `json:"transportType"`
 }
 
-const entryKeys = "type, command, args, env, envAllowlist, cwd, url, headers, enabled (or disabled), timeout, includeTools, excludeTools, requiresApproval, prefix, sandbox, allowNetwork, paths, maxMemory, maxProcesses"
+const entryKeys = "type, command, args, env, envAllowlist, cwd, url, headers, enabled (or disabled), timeout, includeTools, excludeTools, requiresApproval, prefix, sandbox, allowNetwork, paths, maxMemory, maxProcesses, oauth"
+
+// oauthKeys are the keys of an entry's oauth object.
+const oauthKeys = "clientId, clientSecretEnv, scopes, redirectPort, authServerMetadataUrl"
 
 // ParseServers decodes a client configuration file. Unknown keys, wrong
 // types and invalid entries are errors naming the entry, so a typo cannot
@@ -143,6 +147,18 @@ func decodeEntry(raw json.RawMessage) (presets.Upstream, error) {
 			return u, fmt.Errorf("maxMemory: %w", err)
 		}
 		u.MaxMemory = n
+	}
+	if len(e.OAuth) > 0 && string(e.OAuth) != "null" {
+		var o presets.UpstreamOAuth
+		od := json.NewDecoder(bytes.NewReader(e.OAuth))
+		od.DisallowUnknownFields()
+		if err := od.Decode(&o); err != nil {
+			if strings.Contains(err.Error(), "unknown field") {
+				return u, fmt.Errorf("oauth: %v; allowed keys: %s", err, oauthKeys)
+			}
+			return u, fmt.Errorf("oauth: %w", err)
+		}
+		u.OAuth = &o
 	}
 	if e.Disabled != nil {
 		if e.Enabled != nil && *e.Enabled == *e.Disabled {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
+	"github.com/codecall-go/codecall/tokenstore"
 )
 
 // Defaults of the options.
@@ -53,6 +54,8 @@ type options struct {
 	newTools     string
 	quarantined  func(Quarantine)
 	cgroup       sandbox.CgroupMode // of sandboxed stdio upstreams
+	tokens       tokenstore.Store   // OAuth tokens of HTTP and SSE upstreams
+	tokenDir     string             // upstreams.tokenDir, when tokens is nil
 }
 
 // Quarantine is a tool the gateway holds back because its definition
@@ -161,6 +164,7 @@ func WithConfig(c presets.UpstreamsConfig) Option {
 		if c.StartTimeout > 0 {
 			o.startTimeout = c.StartTimeout
 		}
+		o.tokenDir = c.TokenDir
 	}
 }
 
@@ -177,7 +181,9 @@ type Gateway struct {
 
 	mu             sync.Mutex
 	ups            map[string]*upstream
-	pins           *pins                // nil: definitions are not pinned
+	pins           *pins            // nil: definitions are not pinned
+	tokens         tokenstore.Store // nil when tokenErr says why
+	tokenErr       error
 	owners         map[string]*upstream // registered tool name -> its upstream
 	promptOwners   map[string]*upstream // registered prompt name -> its upstream
 	resourceOwners map[string]*upstream // registered resource URI -> its upstream
@@ -237,6 +243,10 @@ func New(servers map[string]presets.Upstream, opts ...Option) (*Gateway, error) 
 		subs: map[string]map[string]bool{}, started: make(chan struct{})}
 	if o.stateDir != "" && !o.noPins {
 		g.pins = newPins(o.stateDir, o.newTools)
+	}
+	g.tokens = o.tokens
+	if g.tokens == nil {
+		g.tokens, g.tokenErr = defaultTokenStore(o.tokenDir)
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	// A request for tools waits until every upstream has been tried, so

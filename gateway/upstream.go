@@ -75,8 +75,9 @@ type upstream struct {
 	retryAt    time.Time // when the scheduled restart runs
 	connecting chan struct{}
 	retry      *time.Timer
-	pipe       *stderrPipe // the current child's stderr, stdio only
-	diedWhy    string      // set when the connection died while starting
+	pipe       *stderrPipe  // the current child's stderr, stdio only
+	diedWhy    string       // set when the connection died while starting
+	auth       *authFailure // why the upstream refused the gateway's credentials; nil otherwise
 
 	caps mcp.ServerCapabilities // what the running upstream offers; u.mu
 
@@ -109,6 +110,10 @@ func (g *Gateway) newUpstream(id string, cfg presets.Upstream) *upstream {
 	u.res, u.resErr = resolve(cfg, g.opts.lookup, g.opts.depth+1)
 	u.envHash = hashResolved(u.res)
 	u.red = newRedactor(u.res.secrets)
+	if t := cfg.Transport(); t == presets.UpstreamHTTP || t == presets.UpstreamSSE {
+		// OAuth tokens are learnt as the upstream runs.
+		u.red.learnt = &learnt{}
+	}
 	// Validated by New and Reload, so compiling cannot fail here.
 	u.include, _ = presets.CompileGlobs(cfg.IncludeTools)
 	u.exclude, _ = presets.CompileGlobs(cfg.ExcludeTools)
@@ -228,6 +233,10 @@ func (u *upstream) connect(ctx context.Context) error {
 	}
 	if err != nil {
 		msg := u.red.String(err.Error())
+		u.auth = nil
+		if af := (*authFailure)(nil); errors.As(err, &af) {
+			u.auth = af
+		}
 		u.fail(msg)
 		u.mu.Unlock()
 		if progress != nil {
@@ -239,6 +248,7 @@ func (u *upstream) connect(ctx context.Context) error {
 	u.caps = cl.GetServerCapabilities()
 	u.state = stateReady
 	u.err = ""
+	u.auth = nil
 	u.upSince = time.Now()
 	u.downSince, u.retryAt = time.Time{}, time.Time{}
 	u.mu.Unlock()
@@ -357,8 +367,18 @@ type listing struct {
 }
 
 // dial starts a client, performs the handshake, sets the upstream's log
-// level and lists what it serves.
+// level and lists what it serves. When an OAuth upstream refuses an access
+// token that has not expired (revoked while the gateway was away), the
+// token is marked expired and the dial made once more, which refreshes it.
 func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
+	cl, lst, err := u.dialOnce(gen)
+	if af := (*authFailure)(nil); errors.As(err, &af) && af.cause != nil && u.refreshAfterRefusal(u.g.ctx, af.cause) {
+		return u.dialOnce(gen)
+	}
+	return cl, lst, err
+}
+
+func (u *upstream) dialOnce(gen uint64) (*client.Client, listing, error) {
 	if u.resErr != nil {
 		return nil, listing{}, u.resErr
 	}
@@ -375,6 +395,10 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 		if stderr != nil {
 			stderr.closeWriter()
 			_ = stderr.r.Close()
+		}
+		// An SSE server refuses the event stream itself.
+		if af := (*authFailure)(nil); errors.As(u.authError(u.g.ctx, err), &af) {
+			return nil, listing{}, af
 		}
 		return nil, listing{}, fmt.Errorf("cannot start: %w%s", err, sandboxStartHint(u.cfg.SandboxProfile(), err))
 	}
@@ -398,6 +422,9 @@ func (u *upstream) dial(gen uint64) (*client.Client, listing, error) {
 	defer cancel()
 	fail := func(step string, err error) (*client.Client, listing, error) {
 		_ = cl.Close()
+		if af := (*authFailure)(nil); errors.As(u.authError(ctx, err), &af) {
+			return nil, listing{}, af
+		}
 		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %v (upstreams.startTimeout)", u.g.opts.startTimeout)
 		}
@@ -457,14 +484,31 @@ func (u *upstream) transport() (transport.Interface, *stderrPipe, error) {
 		t, err := u.openapiTransport()
 		return t, nil, err
 	case presets.UpstreamHTTP:
-		t, err := transport.NewStreamableHTTP(u.cfg.URL, transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening(),
-			transport.WithHTTPLogger(u.g.log.With("upstream", u.id)))
+		oauth, err := u.oauthConfig(u.g.ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts := []transport.StreamableHTTPCOption{transport.WithHTTPHeaders(u.res.headers), transport.WithContinuousListening(),
+			transport.WithHTTPLogger(u.g.log.With("upstream", u.id)), transport.WithHTTPBasicClient(upstreamHTTPClient())}
+		if oauth != nil {
+			opts = append(opts, transport.WithHTTPOAuth(*oauth))
+		}
+		t, err := transport.NewStreamableHTTP(u.cfg.URL, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		return &cancellingHTTP{StreamableHTTP: t}, nil, nil
 	case presets.UpstreamSSE:
-		t, err := transport.NewSSE(u.cfg.URL, transport.WithHeaders(u.res.headers), transport.WithSSELogger(u.g.log.With("upstream", u.id)))
+		oauth, err := u.oauthConfig(u.g.ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts := []transport.ClientOption{transport.WithHeaders(u.res.headers), transport.WithSSELogger(u.g.log.With("upstream", u.id)),
+			transport.WithHTTPClient(upstreamHTTPClient())}
+		if oauth != nil {
+			opts = append(opts, transport.WithOAuth(*oauth))
+		}
+		t, err := transport.NewSSE(u.cfg.URL, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -640,6 +684,9 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		cl, gen, err := u.client(ctx)
 		if err != nil {
+			if af := u.authState(); af != nil {
+				return af.result(name), nil
+			}
 			return transient(toolerr.Execution, UnavailablePrefix+u.red.String(err.Error()), u.retryHint()), nil
 		}
 		// A caller that bounded the call by the tool's timeout (CodeCall's
@@ -673,9 +720,15 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 		up.Params.Arguments = req.Params.Arguments
 		up.Params.Meta = &mcp.Meta{ProgressToken: token}
 		res, err := cl.CallTool(callCtx, up)
+		if err != nil && u.refreshAfterRefusal(callCtx, err) {
+			// The server refused an access token that had not expired
+			// (revoked, or its clock differs): one more try, which
+			// refreshes it first.
+			res, err = cl.CallTool(callCtx, up)
+		}
 		switch {
 		case err == nil:
-			return res, nil
+			return u.redactResult(res), nil
 		case ctx.Err() != nil:
 			// The client gave up; mcp-go's client has already told the
 			// upstream with notifications/cancelled.
@@ -684,8 +737,16 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 			return transient(toolerr.Timeout, fmt.Sprintf("TIMEOUT: upstream %q did not answer %s within %v (its timeout)", u.id, name, u.timeout),
 				"The upstream was slow; the call may succeed if made again, and may have had its effect already."), nil
 		}
-		if unauthenticated(err) {
-			return refusedCredentials(fmt.Sprintf("UNAUTHENTICATED: upstream %q refused the gateway's credentials for %s", u.id, name)), nil
+		if af := (*authFailure)(nil); errors.As(u.authError(ctx, err), &af) {
+			if errors.Is(err, transport.ErrOAuthAuthorizationRequired) {
+				// An OAuth upstream whose token was refused and could not
+				// be refreshed is unusable until an operator logs in
+				// again: shown as down, with why and what to run. A 401
+				// to static credentials or a 403 may concern this call
+				// only, and leaves the upstream up.
+				u.lostAuth(gen, af)
+			}
+			return af.result(name), nil
 		}
 		var te *transport.Error
 		if errors.As(err, &te) || errors.Is(err, transport.ErrTransportClosed) {
@@ -706,23 +767,6 @@ func transient(code toolerr.Code, msg, hint string) *mcp.CallToolResult {
 	res := mcp.NewToolResultError(msg)
 	res.Meta = mcp.NewMetaFromMap(map[string]any{toolerr.MetaKey: map[string]any{
 		"code": string(code), "message": msg, "hint": hint, "retryable": true}})
-	return res
-}
-
-// unauthenticated reports whether an HTTP upstream answered 401.
-func unauthenticated(err error) bool {
-	return errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrAuthorizationRequired) ||
-		errors.Is(err, transport.ErrOAuthAuthorizationRequired)
-}
-
-// refusedCredentials is the result of a call the upstream refused for
-// missing or invalid credentials: isError, with the code UNAUTHENTICATED
-// as data, not retryable (the same credentials will be refused again).
-func refusedCredentials(msg string) *mcp.CallToolResult {
-	res := mcp.NewToolResultError(msg)
-	res.Meta = mcp.NewMetaFromMap(map[string]any{toolerr.MetaKey: map[string]any{
-		"code": string(toolerr.Unauthenticated), "message": msg, "retryable": false,
-		"hint": "The upstream refused the gateway's credentials; the operator must fix them (headers or env in the upstreams file)."}})
 	return res
 }
 

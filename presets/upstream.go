@@ -43,6 +43,11 @@ type UpstreamsConfig struct {
 	// StateDir holds the pinned definitions (default
 	// $XDG_STATE_HOME/codecall, else ~/.local/state/codecall).
 	StateDir string `koanf:"stateDir" json:"stateDir,omitempty"`
+	// TokenDir holds the OAuth tokens of HTTP and SSE upstreams, one file
+	// per upstream with mode 0600 (default: the user's config directory,
+	// codecall/tokens). It must not be a directory plans or stdio
+	// upstreams are given.
+	TokenDir string `koanf:"tokenDir" json:"tokenDir,omitempty"`
 	// Servers are the upstream servers keyed by server id.
 	Servers map[string]Upstream `koanf:"servers" json:"servers,omitempty"`
 }
@@ -125,6 +130,9 @@ type Upstream struct {
 	// MaxProcesses caps a sandboxed server's processes and threads
 	// (default 512).
 	MaxProcesses int `koanf:"maxProcesses" json:"maxProcesses,omitempty"`
+	// OAuth makes CodeCall the OAuth 2.1 client of an HTTP or SSE server
+	// (see UpstreamOAuth); tokens come from codecall auth login.
+	OAuth *UpstreamOAuth `koanf:"oauth" json:"oauth,omitempty"`
 }
 
 // The sandbox settings of a stdio upstream, and SandboxProfile's values.
@@ -273,6 +281,9 @@ func (c UpstreamsConfig) issues(p keyPath) []issue {
 	if c.StateDir != "" && !strings.HasPrefix(c.StateDir, "/") {
 		add(p.field("stateDir"), "%q must be an absolute path", c.StateDir)
 	}
+	if c.TokenDir != "" && !strings.HasPrefix(c.TokenDir, "/") {
+		add(p.field("tokenDir"), "%q must be an absolute path", c.TokenDir)
+	}
 	if c.StartTimeout < 0 {
 		add(p.field("startTimeout"), "must not be negative, got %v", c.StartTimeout)
 	}
@@ -368,6 +379,7 @@ func (u Upstream) issues(id string, p keyPath) []issue {
 		add(p.field("timeout"), "must not be negative, got %v", u.Timeout)
 	}
 	out = append(out, u.sandboxIssues(p)...)
+	out = append(out, u.oauthIssues(p)...)
 	out = append(out, globIssues(p.field("includeTools"), u.IncludeTools)...)
 	out = append(out, globIssues(p.field("excludeTools"), u.ExcludeTools)...)
 	return out

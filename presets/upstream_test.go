@@ -46,6 +46,13 @@ func TestUpstreamsValidation(t *testing.T) {
 		{"unknown newTools", "upstreams: {newTools: ask}", []string{"upstreams.newTools", `unknown rule "ask"`, "accept", "quarantine"}},
 		{"relative stateDir", "upstreams: {stateDir: state}", []string{"upstreams.stateDir", "absolute"}},
 		{"negative caps", "upstreams: {servers: {a: {command: x, maxProcesses: -1}}}", []string{`servers["a"].maxProcesses`, "negative"}},
+		{"oauth", "upstreams: {tokenDir: /var/lib/codecall/tokens, servers: {a: {url: \"https://h/mcp\", oauth: {clientId: codecall, clientSecretEnv: A_SECRET, scopes: [read, offline_access], redirectPort: 8765, authServerMetadataUrl: \"https://auth.h/.well-known/oauth-authorization-server\"}}}}", nil},
+		{"oauth dynamic registration", "upstreams: {servers: {a: {url: \"https://h/mcp\", oauth: {scopes: [read]}}}}", nil},
+		{"oauth on stdio", "upstreams: {servers: {a: {command: x, oauth: {clientId: c}}}}", []string{`servers["a"].oauth`, "only applies to HTTP and SSE"}},
+		{"oauth bad values", "upstreams: {servers: {a: {url: \"https://h/mcp\", oauth: {clientSecretEnv: \"${S}\", scopes: [\"a b\"], redirectPort: 70000, authServerMetadataUrl: x}}}}", []string{"oauth.clientSecretEnv", "not an environment variable name", "oauth.scopes[0]", "oauth.redirectPort", "oauth.authServerMetadataUrl"}},
+		{"oauth secret without client", "upstreams: {servers: {a: {url: \"https://h/mcp\", oauth: {clientSecretEnv: S}}}}", []string{"oauth.clientSecretEnv", "needs clientId"}},
+		{"oauth and authorization header", "upstreams: {servers: {a: {url: \"https://h/mcp\", headers: {authorization: \"Bearer ${T}\"}, oauth: {}}}}", []string{`servers["a"].oauth`, "Authorization header"}},
+		{"relative tokenDir", "upstreams: {tokenDir: tokens}", []string{"upstreams.tokenDir", "absolute"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/staticcatalog"
+	"github.com/codecall-go/codecall/tokenstore"
 )
 
 func checkCmd(args []string, stdout, stderr io.Writer) error {
@@ -70,7 +72,7 @@ func checkCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s: INVALID\n%v\n", *upstreamsFile, err)
 			problems++
 		} else {
-			r := checkUpstreams(servers, *configFile)
+			r := checkUpstreams(servers, *configFile, cfg.Upstreams.TokenDir)
 			problems += r.write(stdout, *upstreamsFile, fmt.Sprintf("%d %s", len(servers), plural(len(servers), "server", "servers")))
 		}
 	}
@@ -99,7 +101,7 @@ func checkConfig(file string, cfg presets.Config, err error, own ownedFiles, std
 		if err != nil {
 			r.problem("upstreams", "INVALID\n%v", err)
 		} else {
-			r.merge(checkUpstreams(servers, file))
+			r.merge(checkUpstreams(servers, file, cfg.Upstreams.TokenDir))
 		}
 	}
 	r.line("transport: a request body or stdin line may hold up to %d bytes", cfg.Transport.MaxRequestBytes)
@@ -177,7 +179,7 @@ func (r report) write(w io.Writer, name, summary string) int {
 // without starting it: a stdio command that is not on PATH (or not an
 // executable file), and ${VAR} placeholders whose variable is not set
 // (serve would report the upstream unavailable until they are).
-func checkUpstreams(servers map[string]presets.Upstream, configFile string) report {
+func checkUpstreams(servers map[string]presets.Upstream, configFile, tokenDir string) report {
 	var r report
 	ids := make([]string, 0, len(servers))
 	for id := range servers {
@@ -221,6 +223,7 @@ func checkUpstreams(servers map[string]presets.Upstream, configFile string) repo
 			}
 		} else {
 			r.line("%s: %s, %s, sandbox %s", id, u.Transport(), u.URL, u.SandboxProfile())
+			checkOAuth(&r, id, u, tokenDir)
 		}
 		var missing []string
 		for _, v := range u.Env {
@@ -398,4 +401,39 @@ func pythonLine(cfg presets.Config) (string, bool) {
 			"so Python plans would be refused: %v", py.Version, py.Executable, err), false
 	}
 	return fmt.Sprintf("on (CPython %s at %s, in process isolation: %s)", py.Version, py.Executable, conf.String()), true
+}
+
+// checkOAuth reports the login state of an HTTP or SSE upstream: a line
+// when a token is stored for it, a warning when its entry asks for OAuth
+// and none is (serve would report it unauthenticated) or its client
+// secret's variable is not set. It reads the token file, never prints it.
+func checkOAuth(r *report, id string, u presets.Upstream, tokenDir string) {
+	if _, err := u.OAuthSecret(os.LookupEnv); err != nil {
+		r.warning("%s: %v; serve would report it unauthenticated", id, err)
+	}
+	if tokenDir == "" {
+		d, err := tokenstore.DefaultDir()
+		if err != nil {
+			if u.OAuth != nil {
+				r.warning("%s: %v", id, err)
+			}
+			return
+		}
+		tokenDir = d
+	}
+	rec, err := tokenstore.ForUpstream(tokenstore.NewDir(tokenDir), id, u.URL, nil).Record(context.Background())
+	switch {
+	case err == nil && !rec.Token.IsExpired():
+		r.line("%s: OAuth, logged in (token file %s)", id, tokenstore.NewDir(tokenDir).File(id))
+	case err == nil && rec.Token.RefreshToken != "":
+		r.line("%s: OAuth, access token expired, refreshed at the next call (token file %s)", id, tokenstore.NewDir(tokenDir).File(id))
+	case err == nil:
+		r.warning("%s: OAuth token expired and cannot be refreshed; serve would report it unauthenticated until you run: codecall auth login %s", id, id)
+	case errors.Is(err, tokenstore.ErrNotFound):
+		if u.OAuth != nil {
+			r.warning("%s: OAuth, not logged in; serve would report it unauthenticated until you run: codecall auth login %s", id, id)
+		}
+	default:
+		r.warning("%s: %v", id, err)
+	}
 }

@@ -48,6 +48,8 @@ Usage:
                                                                     answer approvals on a running serve --console
   codecall upstreams accept [--config FILE] [--state-dir DIR] UPSTREAM|TOOL
                                                                     serve tool definitions held back as changed
+  codecall auth login|status|logout [--config FILE] [--upstreams FILE] [--token-dir DIR] [UPSTREAM]
+                                                                    OAuth login to an HTTP or SSE upstream
   codecall version
 
 --upstreams FILE puts CodeCall in front of the MCP servers listed in FILE
@@ -82,6 +84,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = approvalsCmd(ctx, rest, stdout, stderr)
 	case "upstreams":
 		err = upstreamsCmd(rest, stdout, stderr)
+	case "auth":
+		err = authCmd(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 	case "help", "--help", "-h", "-help":

@@ -26,6 +26,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&src.catalogFile, "catalog", "", "serve a static catalog: JSON `file` with an array of tool definitions")
 	fs.StringVar(&src.upstreamsFile, "upstreams", "", "serve the tools of the MCP servers in `file` ({\"mcpServers\": ...}, the usual client format)")
 	openapiFlag(fs, &src)
+	fs.StringVar(&src.tokenDir, "token-dir", "", "read and refresh the OAuth tokens of HTTP and SSE upstreams in `dir` (default: upstreams.tokenDir, else the user's config directory, codecall/tokens)")
 	fs.Func("surface", "offer the agent-facing `surface` codecall (codecall.search/describe/execute) or codemode (codemode.run); repeatable, replaces the config's surfaces", func(v string) error {
 		src.surfaces = append(src.surfaces, presets.Surface(v))
 		return nil

@@ -19,6 +19,7 @@ import (
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/sandbox"
 	"github.com/codecall-go/codecall/staticcatalog"
+	"github.com/codecall-go/codecall/tokenstore"
 )
 
 // source says which tools to serve.
@@ -34,6 +35,9 @@ type source struct {
 	// gatewayLog is the gateway's own logger; nil: the build's logger.
 	gatewayLog *slog.Logger
 	extra      []middleware.Option // more options for Wrap (serve's console)
+	// tokenDir holds the OAuth tokens of remote upstreams (--token-dir);
+	// "": upstreams.tokenDir, else the default.
+	tokenDir string
 }
 
 // built is a served tool set wrapped in CodeCall.
@@ -148,6 +152,9 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 		}
 		if s.progress != nil {
 			gwOpts = append(gwOpts, gateway.WithProgress(s.progress))
+		}
+		if s.tokenDir != "" {
+			gwOpts = append(gwOpts, gateway.WithTokenStore(tokenstore.NewDir(s.tokenDir)))
 		}
 		if upCfg.Pinning() {
 			dir, err := stateDirOf(upCfg)
