@@ -104,6 +104,7 @@ func textOf(res *mcp.CallToolResult) string {
 // corpus in each describe format and counts the text blocks' o200k
 // tokens: the measurement behind the default format.
 func TestDescribeFormatTokens(t *testing.T) {
+	skipTokenCountsUnderRace(t)
 	for _, set := range []struct {
 		name string
 		srv  func(testing.TB) *server.MCPServer
@@ -144,5 +145,16 @@ func TestDescribeFormatTokens(t *testing.T) {
 				t.Logf("%s: %d tools, format %-4s %7d o200k tokens (%d per tool)", set.name, len(names), format, total, total/len(names))
 			}
 		})
+	}
+}
+
+// skipTokenCountsUnderRace skips a test that counts the tokens of the
+// whole corpus under the race detector: the count is single-threaded
+// string work where the detector finds nothing and which it slows to
+// minutes. .ci/run runs these tests without it (go test ./benchmarks).
+func skipTokenCountsUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("counts the corpus's tokens, minutes under the race detector; run go test ./benchmarks without -race (.ci/run does)")
 	}
 }
