@@ -430,8 +430,12 @@ func (u *upstream) dialOnce(gen uint64) (*client.Client, listing, error) {
 		}
 		msg := fmt.Sprintf("%s failed: %v", step, err)
 		if stderr != nil {
-			// The process's last words usually say why it stopped.
-			stderr.waitDrained(time.Second)
+			// The process's last words usually say why it stopped. The
+			// process has gone (or stopped answering); its stderr ends when
+			// the sandbox's launcher has gone too, which a loaded machine
+			// may take a few seconds to see: a start that failed can wait
+			// for the reason.
+			stderr.waitDrained(5 * time.Second)
 			msg += stderr.buf.suffix() + u.sandboxNote()
 		}
 		return nil, listing{}, errors.New(msg)
