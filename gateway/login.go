@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -109,7 +110,7 @@ func Login(ctx context.Context, id string, u presets.Upstream, store tokenstore.
 		return nil, fmt.Errorf("upstream %q: cannot discover its authorization server: %w; set oauth.authServerMetadataUrl if it publishes no protected resource metadata", id, err)
 	}
 	if m := meta.CodeChallengeMethodsSupported; len(m) > 0 && !slices.Contains(m, "S256") {
-		return nil, fmt.Errorf("upstream %q: its authorization server %s does not support PKCE with S256 (it lists %v), which OAuth 2.1 requires", id, meta.Issuer, m)
+		return nil, fmt.Errorf("upstream %q: its authorization server %s does not support PKCE with S256 (it lists %s), which OAuth 2.1 requires", id, meta.Issuer, strings.Join(m, ", "))
 	}
 	rec := &tokenstore.Record{Upstream: id, URL: u.URL}
 	if cfg.ClientID == "" {

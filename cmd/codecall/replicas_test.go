@@ -298,7 +298,7 @@ func (f *fleet) tryPost(addr, script, requestState, answer string) (*mcp.CallToo
 		Error  any             `json:"error"`
 	}
 	if err := json.Unmarshal(payload, &rpc); err != nil || rpc.Error != nil {
-		return nil, "", fmt.Errorf("not a result: %v %v: %s", err, rpc.Error, payload)
+		return nil, "", fmt.Errorf("not a result (%v): %s", err, payload)
 	}
 	res, err := mcp.ParseCallToolResult(&rpc.Result)
 	if err != nil {

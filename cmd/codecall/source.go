@@ -92,6 +92,11 @@ func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]pre
 	if err != nil {
 		return full.Upstreams, nil, false, err
 	}
+	return s.upstreamsIn(full)
+}
+
+// upstreamsIn is upstreams for a configuration already read.
+func (s source) upstreamsIn(full presets.Config) (cfg presets.UpstreamsConfig, servers map[string]presets.Upstream, ok bool, err error) {
 	cfg = full.Upstreams
 	baseDir := ""
 	if s.configFile != "" {
@@ -134,7 +139,11 @@ func (s source) upstreams() (cfg presets.UpstreamsConfig, servers map[string]pre
 // others served.
 func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*built, error) {
 	b := &built{}
-	upCfg, servers, gatewayMode, err := s.upstreams()
+	full, err := s.config()
+	if err != nil {
+		return nil, err
+	}
+	upCfg, servers, gatewayMode, err := s.upstreamsIn(full)
 	switch {
 	case err != nil:
 		return nil, err
@@ -146,10 +155,8 @@ func (s source) build(ctx context.Context, logger *slog.Logger, watch bool) (*bu
 			gwLog = s.gatewayLog
 		}
 		gwOpts := []gateway.Option{gateway.WithConfig(upCfg), gateway.WithLogger(gwLog), gateway.WithImplementation("codecall", version)}
-		if full, err := s.config(); err == nil {
-			// Sandboxed upstreams get cgroups as plan workers do.
-			gwOpts = append(gwOpts, gateway.WithCgroup(sandbox.CgroupMode(full.Sandbox.Cgroup)))
-		}
+		// Sandboxed upstreams get cgroups as plan workers do.
+		gwOpts = append(gwOpts, gateway.WithCgroup(sandbox.CgroupMode(full.Sandbox.Cgroup)))
 		if s.progress != nil {
 			gwOpts = append(gwOpts, gateway.WithProgress(s.progress))
 		}
