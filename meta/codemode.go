@@ -226,7 +226,11 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	}
 	scriptSHA := sha256Hex(in.Code)
 	if state := req.Params.RequestState; state != "" {
-		return h.resume(ctx, st, req, state, scriptSHA, func(field, msg string) *mcp.CallToolResult { return runInvalid(runID, field, msg) }), nil
+		invalid := func(field, msg string) *mcp.CallToolResult { return runInvalid(runID, field, msg) }
+		if st.Durable != nil && IsDurableState(state) {
+			return h.resumeDurable(ctx, st, req, state, scriptSHA, invalid), nil
+		}
+		return h.resume(ctx, st, req, state, scriptSHA, invalid), nil
 	}
 	limits, diags := applyLimits(st.Config.VM, in.Limits)
 	diags = append(diags, h.capabilities(ctx, st, mods, in.RequestedCapabilities)...)
@@ -262,7 +266,14 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		status, refusal := validationDiagnostics(err, mods)
 		return refuse(status, refusal), nil
 	}
-	cm := mods.link(linker.imports)
+	launch := codeModeLaunch(runner, checked, rules, mods.link(linker.imports))
+	if st.Durable != nil && server.IsModernRequest(ctx) {
+		// A 2026-07-28 client's script that pauses for an approval is
+		// saved and replayed on the answer, on any replica (see Durable).
+		res, status := h.runDurable(ctx, st, req, newCodeModePlan(st, in, diags, runID, session, scriptSHA, start), launch, limits)
+		span.SetAttributes(attribute.String("codecall.status", string(status)))
+		return res, nil
+	}
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	pr := &pausedRun{session: session, scriptSHA: scriptSHA, cancel: cancel, runID: runID, start: start,
@@ -281,8 +292,7 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 	host.notifyCalls, host.progress = listeners(ctx, progressToken(req))
 	go func() {
 		defer cancel()
-		pr.done <- runner.Run(runCtx, checked.Source(), checked, checked.SourceRules(rules), host,
-			vm.Options{RunID: runID, Limits: limits, Context: json.RawMessage("{}"), Session: session, CodeMode: cm})
+		pr.done <- launch(runCtx, host, vm.Options{RunID: runID, Limits: limits, Context: json.RawMessage("{}"), Session: session})
 	}()
 	res, status := h.await(ctx, st, pr)
 	span.SetAttributes(attribute.String("codecall.status", string(status)))

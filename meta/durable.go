@@ -156,7 +156,7 @@ func (d *Durable) load(ctx context.Context, runID string) (*savedPlan, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("the saved plan %s cannot be read: %w", runID, err)
 	}
-	if p.Version != savedPlanVersion {
+	if p.Version != savedPlanVersion && p.Version != 1 {
 		return nil, fmt.Errorf("the saved plan %s has version %d; this server reads version %d", runID, p.Version, savedPlanVersion)
 	}
 	return &p, nil
@@ -165,6 +165,11 @@ func (d *Durable) load(ctx context.Context, runID string) (*savedPlan, error) {
 // save writes a saved plan; it lives until its prompt expires, and grace
 // longer.
 func (d *Durable) save(ctx context.Context, p *savedPlan) error {
+	if p.holder != "" {
+		if err := d.holds(ctx, p.RunID, p.holder); err != nil {
+			return err
+		}
+	}
 	p.Version = savedPlanVersion
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -183,12 +188,46 @@ func (d *Durable) acquire(ctx context.Context, runID, holder string) error {
 	return d.store.PutNew(ctx, leaseKey(runID), []byte(holder), d.lease)
 }
 
-// release gives the lease back.
-func (d *Durable) release(ctx context.Context, runID string) {
-	_ = d.store.Delete(context.WithoutCancel(ctx), leaseKey(runID))
+// errLeaseLost: the lease on a plan ran out while this replica resumed it.
+var errLeaseLost = errors.New("the lease on the plan ran out while it ran; another request may have resumed it")
+
+// holds reports whether holder still holds the lease on a plan: a replica
+// whose lease ran out (it was slow, or stalled) must not save over what a
+// replica that took the plan after it wrote.
+func (d *Durable) holds(ctx context.Context, runID, holder string) error {
+	b, err := d.store.Get(ctx, leaseKey(runID))
+	switch {
+	case errors.Is(err, state.ErrNotFound):
+		return errLeaseLost
+	case err != nil:
+		return err
+	case string(b) != holder:
+		return errLeaseLost
+	}
+	return nil
 }
 
-// forget removes a plan that ended.
-func (d *Durable) forget(ctx context.Context, runID string) error {
-	return d.store.Delete(context.WithoutCancel(ctx), runKey(runID))
+// release gives the lease back, unless it ran out and another holds it.
+func (d *Durable) release(ctx context.Context, runID, holder string) {
+	ctx = context.WithoutCancel(ctx)
+	if d.holds(ctx, runID, holder) == nil {
+		_ = d.store.Delete(ctx, leaseKey(runID))
+	}
+}
+
+// forget removes a plan that ended, and the lease of the replica that ran
+// it last.
+func (d *Durable) forget(ctx context.Context, p *savedPlan) error {
+	ctx = context.WithoutCancel(ctx)
+	if p.holder == "" {
+		return d.store.Delete(ctx, runKey(p.RunID))
+	}
+	if err := d.holds(ctx, p.RunID, p.holder); err != nil {
+		return err
+	}
+	if err := d.store.Delete(ctx, runKey(p.RunID)); err != nil {
+		return err
+	}
+	p.holder = "" // released with it
+	return d.store.Delete(ctx, leaseKey(p.RunID))
 }

@@ -21,46 +21,118 @@ import (
 	"github.com/codecall-go/codecall/vm"
 )
 
-// newSavedPlan is a durable plan before its first run.
-func newSavedPlan(st *State, in ExecuteInput, format render.Format, runID, session, scriptSHA string, start time.Time) *savedPlan {
-	return &savedPlan{RunID: runID, Session: session, Script: in.Script, ScriptSHA: scriptSHA,
+// newSavedPlan is a durable codecall.execute plan before its first run.
+func newSavedPlan(st *State, in ExecuteInput, lang string, format render.Format, runID, session, scriptSHA string, start time.Time) *savedPlan {
+	p := &savedPlan{RunID: runID, Session: session, Script: in.Script, ScriptSHA: scriptSHA,
 		AllowedTools: in.AllowedTools, Context: in.Context, Format: string(format),
+		Replay: vm.Replay{Seed: vm.SeedFrom(runID), EpochMs: start.UnixMilli()}, StartedMs: start.UnixMilli(),
+		CatalogVersion: st.Catalog.Version(), Decisions: map[int]decision{}}
+	if lang == LanguagePython {
+		p.Language = LanguagePython
+	}
+	return p
+}
+
+// newCodeModePlan is a durable codemode.run script before its first run.
+func newCodeModePlan(st *State, in CodeModeInput, diags []Diagnostic, runID, session, scriptSHA string, start time.Time) *savedPlan {
+	return &savedPlan{RunID: runID, Session: session, Script: in.Code, ScriptSHA: scriptSHA, Surface: surfaceCodeMode,
+		Limits: in.Limits, Diagnostics: diags, Format: string(render.JSON),
 		Replay: vm.Replay{Seed: vm.SeedFrom(runID), EpochMs: start.UnixMilli()}, StartedMs: start.UnixMilli(),
 		CatalogVersion: st.Catalog.Version(), Decisions: map[int]decision{}}
 }
 
-// runDurable runs a durable plan, first or again: until it ends, or until
-// a call needs an answer, when the plan is saved and the client is handed
-// the prompt. checked is the plan validated by the caller; nil validates
-// it again (a resumed plan, under the current config).
-func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRequest, p *savedPlan, checked *ast.Checked) (*mcp.CallToolResult, vm.Status) {
+// planLaunch runs a validated plan in a sandbox with host and opts.
+type planLaunch func(ctx context.Context, host *planHost, opts vm.Options) *vm.Result
+
+// relaunch prepares a saved plan to run again under the server's current
+// configuration: validated again, linked again for Code Mode, under the
+// limits that apply now. info says why it cannot run.
+func relaunch(st *State, p *savedPlan) (planLaunch, presets.Limits, *vm.ErrorInfo) {
 	limits := st.Config.VM
-	rules := ast.RulesFor(limits)
-	rules.Preset = st.Config.Preset
-	pr := &pausedRun{session: p.Session, scriptSHA: p.ScriptSHA, runID: p.RunID, start: time.UnixMilli(p.StartedMs),
-		done: make(chan *vm.Result, 1), secrets: &runSecrets{r: st.Redactor}, approval: &runApproval{}, format: render.Format(p.Format)}
-	pr.approval.raise(p.Approval)
-	end := func(info vm.ErrorInfo) (*mcp.CallToolResult, vm.Status) {
-		// A resumed plan that cannot run again ends here, for good.
-		if p.Pause > 0 {
-			_ = st.Durable.forget(ctx, p.RunID)
-		}
-		res := &vm.Result{Status: vm.StatusRuntimeError, Error: &info, RunID: p.RunID, ToolTrace: []vm.TraceEntry{}}
-		return h.finish(ctx, st, pr, res), res.Status
+	if p.Surface == surfaceCodeMode {
+		limits, _ = applyLimits(limits, p.Limits)
 	}
-	if checked == nil {
-		c, err := tsstrip.Validate(p.Script, rules)
-		if err != nil {
-			return end(vm.ErrorInfo{Kind: "validation", Message: "the paused plan no longer passes validation under the server's current configuration, so it cannot be resumed: " + err.Error()})
+	if p.Language == LanguagePython {
+		if !st.PythonEnabled() {
+			_, why := st.checkLanguage(LanguagePython)
+			return nil, limits, &vm.ErrorInfo{Kind: "language", Message: "the paused plan is a Python plan, and this server cannot run one now: " + why}
 		}
-		checked = c
+		if info := checkPythonSize(p.Script, limits); info != nil {
+			return nil, limits, info
+		}
+		return func(ctx context.Context, host *planHost, opts vm.Options) *vm.Result {
+			return st.Python.RunPython(ctx, p.Script, host, opts)
+		}, limits, nil
 	}
 	runner := st.Runner
 	if runner == nil {
 		if limits.Isolation == presets.IsolationProcess && st.Config.Preset == presets.LockedDown {
-			return end(vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the locked_down preset runs plans only in sandboxed worker processes, and this server has none"})
+			return nil, limits, &vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the locked_down preset runs plans only in sandboxed worker processes, and this server has none"}
 		}
 		runner = InProcess{}
+	}
+	rules := ast.RulesFor(limits)
+	rules.Preset = st.Config.Preset
+	notValid := func(err error) *vm.ErrorInfo {
+		return &vm.ErrorInfo{Kind: "validation", Message: "the paused plan no longer passes validation under the server's current configuration, so it cannot be resumed: " + err.Error()}
+	}
+	if p.Surface == surfaceCodeMode {
+		mods := st.CodeMode
+		if mods == nil {
+			return nil, limits, &vm.ErrorInfo{Kind: "validation", Message: "the paused script was sent to codemode.run, and this server no longer offers the Code Mode surface"}
+		}
+		linker := &moduleLinker{mods: mods}
+		checked, err := ast.ValidateModule(p.Script, rules, linker)
+		if err != nil {
+			return nil, limits, notValid(err)
+		}
+		return codeModeLaunch(runner, checked, rules, mods.link(linker.imports)), limits, nil
+	}
+	checked, err := tsstrip.Validate(p.Script, rules)
+	if err != nil {
+		return nil, limits, notValid(err)
+	}
+	return func(ctx context.Context, host *planHost, opts vm.Options) *vm.Result {
+		return runner.Run(ctx, checked.Source(), checked, checked.SourceRules(rules), host, opts)
+	}, limits, nil
+}
+
+// codeModeLaunch runs a linked Code Mode script.
+func codeModeLaunch(runner Runner, checked *ast.Checked, rules ast.Rules, cm *vm.CodeMode) planLaunch {
+	return func(ctx context.Context, host *planHost, opts vm.Options) *vm.Result {
+		opts.CodeMode = cm
+		return runner.Run(ctx, checked.Source(), checked, checked.SourceRules(rules), host, opts)
+	}
+}
+
+// runDurable runs a durable plan, first or again: until it ends, or until
+// a call needs an answer, when the plan is saved and the client is handed
+// the prompt. launch and limits are the first run's, validated by the
+// caller; a nil launch prepares the saved plan again (a resumed plan,
+// under the current config).
+func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRequest, p *savedPlan, launch planLaunch, limits presets.Limits) (*mcp.CallToolResult, vm.Status) {
+	pr := &pausedRun{session: p.Session, scriptSHA: p.ScriptSHA, runID: p.RunID, start: time.UnixMilli(p.StartedMs),
+		done: make(chan *vm.Result, 1), secrets: &runSecrets{r: st.Redactor}, approval: &runApproval{}, format: render.Format(p.Format)}
+	if p.Surface == surfaceCodeMode {
+		diags := p.Diagnostics
+		pr.finish = func(ctx context.Context, st *State, pr *pausedRun, res *vm.Result) *mcp.CallToolResult {
+			return finishCodeMode(ctx, st, pr, res, diags)
+		}
+	}
+	pr.approval.raise(p.Approval)
+	end := func(info vm.ErrorInfo) (*mcp.CallToolResult, vm.Status) {
+		// A resumed plan that cannot run again ends here, for good.
+		if p.Pause > 0 {
+			_ = st.Durable.forget(ctx, p)
+		}
+		res := &vm.Result{Status: vm.StatusRuntimeError, Error: &info, RunID: p.RunID, ToolTrace: []vm.TraceEntry{}}
+		return pr.finisher(h)(ctx, st, pr, res), res.Status
+	}
+	if launch == nil {
+		var info *vm.ErrorInfo
+		if launch, limits, info = relaunch(st, p); info != nil {
+			return end(*info)
+		}
 	}
 	allowed, err := presets.CompileGlobs(p.AllowedTools)
 	if err != nil {
@@ -83,20 +155,24 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 		}
 		pr.secrets.learn(raw, schema)
 	}
-	if len(p.Journal) > 0 || len(p.Decisions) > 0 {
+	if p.Pause > 0 {
 		// A resumed run writes its journal ahead: a replica that stops
-		// while it runs loses none of the calls it made.
+		// while it runs loses none of the calls it made, and leaves the
+		// call it was making marked as started.
 		var mu sync.Mutex
 		j.persist = func(ctx context.Context, j *runJournal) error {
 			mu.Lock()
 			defer mu.Unlock()
-			p.Journal = j.entries()
+			p.Journal, p.Started = j.entries(), j.inFlight()
 			return st.Durable.save(context.WithoutCancel(ctx), p)
 		}
 	}
 	host := &planHost{env: h.env, st: st, allowed: allowed, reqCtx: ctx, runID: p.RunID,
 		session: p.Session, scriptSHA: p.ScriptSHA, planContext: p.Context, secrets: pr.secrets,
 		approval: pr.approval, journal: j}
+	if p.Surface == surfaceCodeMode {
+		host.codeMode = st.CodeMode
+	}
 	host.asker = planAsker{next: st.withOutOfBand(durableAsker{j: j}), secrets: pr.secrets}
 	host.notifyCalls, host.progress = listeners(ctx, progressToken(req))
 
@@ -105,8 +181,7 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 	replay := p.Replay
 	go func() {
 		defer cancel()
-		pr.done <- runner.Run(runCtx, checked.Source(), checked, checked.SourceRules(rules), host,
-			vm.Options{RunID: p.RunID, Limits: limits, Context: planContext, Session: p.Session, Replay: &replay})
+		pr.done <- launch(runCtx, host, vm.Options{RunID: p.RunID, Limits: limits, Context: planContext, Session: p.Session, Replay: &replay})
 	}()
 	var res *vm.Result
 	select {
@@ -119,7 +194,7 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 		// journal (a resumed run), so the same answer can be sent again.
 		cancel()
 		res = <-pr.done
-		return h.finish(ctx, st, pr, res), res.Status
+		return pr.finisher(h)(ctx, st, pr, res), res.Status
 	}
 	st.Durable.counters.replayed.Add(int64(j.replayed))
 	if j.paused() {
@@ -130,7 +205,7 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 	}
 	if p.Pause > 0 {
 		// Only a plan that paused was ever saved.
-		if err := st.Durable.forget(ctx, p.RunID); err != nil {
+		if err := st.Durable.forget(ctx, p); err != nil {
 			st.logger().Warn("codecall: a finished plan could not be removed from the state store; it expires on its own",
 				"runId", p.RunID, "error", err)
 		}
@@ -139,7 +214,7 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 		res.Warnings = append(res.Warnings, vm.Warning{Type: WarningReplayed,
 			Message: fmt.Sprintf("the plan was resumed after an approval: it ran again from its start, and %d calls were answered from its journal without being made again", j.replayed)})
 	}
-	return h.finish(ctx, st, pr, res), res.Status
+	return pr.finisher(h)(ctx, st, pr, res), res.Status
 }
 
 // WarningReplayed is the warning of a resumed run's result: which calls
@@ -151,7 +226,7 @@ const WarningReplayed = "replayed"
 // is not made, and the run ends with APPROVAL_REQUIRED.
 func (h *handlers) pauseDurable(ctx context.Context, st *State, p *savedPlan, pr *pausedRun, j *runJournal, res *vm.Result) (*mcp.CallToolResult, vm.Status) {
 	ref, req := j.firstAsk()
-	p.Journal = j.entries()
+	p.Journal, p.Started = j.entries(), nil
 	p.Pending = &ref
 	p.Pause++
 	p.ExpiresMs = st.Durable.now().Add(st.Approvals.Timeout()).UnixMilli()
@@ -164,7 +239,7 @@ func (h *handlers) pauseDurable(ctx context.Context, st *State, p *savedPlan, pr
 		res.Result = nil
 		res.Error = &vm.ErrorInfo{Code: "APPROVAL_REQUIRED", ToolName: ref.Tool, Message: fmt.Sprintf(
 			"%s needs a person's approval, and the server could not save the paused plan in its state store; the call was not made. Try again later", ref.Tool)}
-		return h.finish(ctx, st, pr, res), res.Status
+		return pr.finisher(h)(ctx, st, pr, res), res.Status
 	}
 	st.Durable.counters.pauses.Add(1)
 	return policy.InputRequired(st.Durable.token(p.RunID, p.Pause), st.Approvals.Prompt(req)), statusInputRequired
@@ -184,13 +259,19 @@ func (h *handlers) resumeDurable(ctx context.Context, st *State, req mcp.CallToo
 		st.logger().Error("codecall: the state store failed while resuming a plan", "runId", runID, "error", err)
 		return invalid("requestState", "the server's state store cannot be reached, so the answer was not recorded and nothing ran; send the same request again later")
 	}
-	if err := d.acquire(ctx, runID, newRunID()); err != nil {
+	holder := newRunID()
+	if err := d.acquire(ctx, runID, holder); err != nil {
 		if errors.Is(err, state.ErrExists) {
 			return invalid("requestState", fmt.Sprintf("this plan is being resumed by another request; wait for its answer (a server that stopped while resuming it releases it within %v)", d.lease))
 		}
 		return storeDown(err)
 	}
-	defer d.release(ctx, runID)
+	released := false // forget releases the lease of a plan that ended
+	defer func() {
+		if !released {
+			d.release(ctx, runID, holder)
+		}
+	}()
 	p, err := d.load(ctx, runID)
 	switch {
 	case errors.Is(err, state.ErrNotFound):
@@ -219,7 +300,11 @@ func (h *handlers) resumeDurable(ctx context.Context, st *State, req mcp.CallToo
 			return storeDown(err)
 		}
 	}
+	// From here every save checks the lease first (the answer's, just
+	// above, follows its taking).
+	p.holder = holder
 	d.counters.resumes.Add(1)
-	res, _ := h.runDurable(ctx, st, req, p, nil)
+	res, _ := h.runDurable(ctx, st, req, p, nil, presets.Limits{})
+	released = p.holder == ""
 	return res
 }

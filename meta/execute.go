@@ -171,7 +171,7 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	// Durable runs replay JavaScript plans from their journal; a Python
 	// plan pauses for approvals in this process, as without a state store.
 	if st.Durable != nil && server.IsModernRequest(ctx) && lang != LanguagePython {
-		res, status := h.runDurable(ctx, st, req, newSavedPlan(st, in, format, runID, session, scriptSHA, start), checked)
+		res, status := h.runDurable(ctx, st, req, newSavedPlan(st, in, lang, format, runID, session, scriptSHA, start), launch, limits)
 		span.SetAttributes(attribute.String("codecall.status", string(status)))
 		return res, nil
 	}
@@ -409,6 +409,11 @@ func (p *planHost) callTool(ctx context.Context, name string, input map[string]a
 	var outputSchema json.RawMessage
 	res, err := p.st.Gate.Admit(ctx, p.st.Catalog, call, p.asker, &approvalTracker{Observer: obs, run: p.approval}, func(ctx context.Context, call policy.Call, t *catalog.Tool) (*mcp.CallToolResult, error) {
 		outputSchema = t.OutputSchema
+		if p.journal != nil {
+			if err := p.journal.dispatching(ctx, name); err != nil {
+				return nil, err
+			}
+		}
 		return dispatch(ctx, p.env, call)
 	})
 	p.endEvent(ev, err)

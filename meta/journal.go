@@ -17,14 +17,33 @@ import (
 )
 
 // savedPlanVersion is the layout of a savedPlan; a server refuses other
-// layouts with a clear error rather than misreading them.
-const savedPlanVersion = 1
+// layouts with a clear error rather than misreading them. Version 2 added
+// Surface, Language, Limits, Diagnostics and Started; a version 1 plan is
+// a codecall.execute JavaScript plan without them, and is still read.
+const savedPlanVersion = 2
+
+// Surfaces a saved plan came in through (savedPlan.Surface).
+const (
+	surfaceExecute  = ""         // codecall.execute
+	surfaceCodeMode = "codemode" // codemode.run
+)
 
 // savedPlan is a paused plan as a Durable keeps it: what it takes to run
 // it again and reach the call it paused at.
 type savedPlan struct {
 	Version      int            `json:"v"`
 	RunID        string         `json:"runId"`
+	// Surface is the tool the plan was sent to (surfaceExecute or
+	// surfaceCodeMode), and Language its language for codecall.execute
+	// ("" for JavaScript and TypeScript, LanguagePython).
+	Surface  string `json:"surface,omitempty"`
+	Language string `json:"language,omitempty"`
+	// Limits are a codemode.run request's own limits, applied again
+	// under the server's when the plan resumes; Diagnostics are what its
+	// first run reported before running (clamped limits, capabilities),
+	// repeated in the answer of the run that ends it.
+	Limits      map[string]any `json:"limits,omitempty"`
+	Diagnostics []Diagnostic   `json:"diagnostics,omitempty"`
 	Session      string         `json:"session,omitempty"`
 	Script       string         `json:"script"`
 	ScriptSHA    string         `json:"scriptSha256"`
@@ -43,6 +62,11 @@ type savedPlan struct {
 	// Decisions are the answers given to the plan's prompts, by call
 	// index; an answer is final.
 	Decisions map[int]decision `json:"decisions,omitempty"`
+	// Started holds the calls a resumed run began and had not completed
+	// when it was last saved: a replica that stopped in the middle of
+	// one leaves it here, and since nobody knows whether it took effect,
+	// the next run ends at it instead of making it again.
+	Started map[int]callRef `json:"started,omitempty"`
 	// Pending is the call whose prompt the client was shown.
 	Pending *callRef `json:"pending,omitempty"`
 	// Pause counts the plan's pauses; the requestState names one.
@@ -50,6 +74,10 @@ type savedPlan struct {
 	// ExpiresMs is when the pending prompt expires (Unix milliseconds).
 	ExpiresMs int64         `json:"expiresMs"`
 	Approval  ApprovalState `json:"approval,omitempty"`
+
+	// holder is the lease the replica running the plan holds, when it
+	// resumed it; not saved.
+	holder string
 }
 
 // callRef names one call of a run: where it is, what it called, and the
@@ -118,6 +146,7 @@ type runJournal struct {
 	past      map[int]journalEntry
 	decisions map[int]decision
 	pending   *callRef
+	unsettled map[int]callRef // calls an earlier run began and never completed
 	client    context.Context // the request whose client is asked
 
 	// learn tells the run's secrets about a replayed result.
@@ -133,6 +162,7 @@ type runJournal struct {
 	asks     map[int]policy.ApprovalRequest
 	held     map[int]bool    // calls turned into asks
 	refs     map[int]callRef // the live calls, as the journal names them
+	sent     map[int]bool    // live calls handed to their tool
 	pausing  bool
 	stopped  chan struct{}
 	stopOnce sync.Once
@@ -142,8 +172,9 @@ type runJournal struct {
 func newRunJournal(client context.Context, p *savedPlan) *runJournal {
 	j := &runJournal{client: client, past: map[int]journalEntry{}, decisions: map[int]decision{},
 		seen: map[int]bool{}, done: map[int]journalEntry{}, asks: map[int]policy.ApprovalRequest{},
-		held: map[int]bool{}, refs: map[int]callRef{}, stopped: make(chan struct{})}
+		held: map[int]bool{}, refs: map[int]callRef{}, sent: map[int]bool{}, stopped: make(chan struct{})}
 	if p != nil {
+		j.unsettled = p.Started
 		for _, e := range p.Journal {
 			j.past[e.Index] = e
 		}
@@ -188,6 +219,13 @@ func (j *runJournal) call(ctx context.Context, ref callRef, op string, live func
 			j.learn(e.Tool, e.Result)
 		}
 		return e.answer()
+	}
+	if _, ok := j.unsettled[idx]; ok {
+		j.mu.Unlock()
+		return nil, &toolerr.Error{Code: toolerr.ReplayDiverged, Tool: ref.Tool, Message: fmt.Sprintf(
+			"call %d (%s) was being made when the server resuming this plan stopped, and whether it took effect is unknown; "+
+				"it is not made again, and the run ends here. Check what %s did, then run the plan again without requestState if it is still needed",
+			idx+1, ref.Tool, ref.Tool)}
 	}
 	if d, ok := j.decisions[idx]; ok && (d.Tool != ref.Tool || d.Input != ref.Input) {
 		j.mu.Unlock()
@@ -249,6 +287,48 @@ func (j *runJournal) call(ctx context.Context, ref callRef, op string, live func
 		return e.answer()
 	}
 	return raw, nil
+}
+
+// dispatching records that a live call, admitted by the gate, is about
+// to reach its tool. A resumed run saves that first: a replica that stops
+// while the call runs leaves it marked as started, and the run that
+// resumes next ends at it instead of making it a second time. A mark
+// that cannot be saved stops the call before it is made.
+func (j *runJournal) dispatching(ctx context.Context, tool string) error {
+	idx, ok := vm.CallIndex(ctx)
+	if !ok {
+		return nil
+	}
+	j.mu.Lock()
+	j.sent[idx] = true
+	persist := j.persist
+	j.mu.Unlock()
+	if persist == nil {
+		return nil
+	}
+	if err := persist(ctx, j); err != nil {
+		return &toolerr.Error{Code: toolerr.Execution, Tool: tool,
+			Message: "the server could not record the call in its state store before making it, so the call was not made; try again later"}
+	}
+	return nil
+}
+
+// inFlight are the live calls handed to their tool and not completed: the
+// marks a saved journal keeps (see dispatching); nil when there are none.
+func (j *runJournal) inFlight() map[int]callRef {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out map[int]callRef
+	for i := range j.sent {
+		if _, done := j.done[i]; done {
+			continue
+		}
+		if out == nil {
+			out = map[int]callRef{}
+		}
+		out[i] = j.refs[i]
+	}
+	return out
 }
 
 // ask registers a call that needs a person's answer: the run pauses once

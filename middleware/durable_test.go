@@ -324,3 +324,113 @@ func TestDurableProcessIsolation(t *testing.T) {
 		t.Fatalf("calls: list %d, note %d, delete %d", r.count("shop.list_orders"), r.count("shop.update_note"), r.count("shop.delete_order"))
 	}
 }
+
+// TestDurableCodeMode pauses a codemode.run script on one replica and
+// answers it on another: the script runs again there, its journaled calls
+// are not made again, and the answer keeps the first run's diagnostics.
+func TestDurableCodeMode(t *testing.T) {
+	script := `import * as shop from '@codemode/servers/shop';
+		const before = await shop.list_orders({});
+		let verdict = 'ran';
+		try { await shop.delete_order({id: 'o-' + Math.random() + '-' + Date.now()}) } catch (e) { verdict = e.code || e.name }
+		globalThis.__codemode_result__ = [before !== undefined, verdict];`
+	args := map[string]any{"code": script, "limits": map[string]any{"timeoutMs": 1e12}}
+	for _, tc := range []struct {
+		answer, want string
+		deletes      int64
+	}{
+		{"approve", `[true,"ran"]`, 1},
+		{"deny", `[true,"APPROVAL_DENIED"]`, 0},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			r := newReplicas(t, 2, nil, func(_ int, cfg *presets.Config) {
+				cfg.Surfaces = []presets.Surface{presets.SurfaceCodeCall, presets.SurfaceCodeMode}
+			})
+			first := rawModernCall(t, r.shops[0], "codemode.run", args, "", "")
+			res := rawModernCall(t, r.shops[1], "codemode.run", args, mustPause(t, first), tc.answer)
+			if res.ResultType == mcp.ResultTypeInputRequired {
+				t.Fatalf("paused again: %+v", res)
+			}
+			var out struct {
+				Result      json.RawMessage
+				Diagnostics []struct{ Code, Message string }
+			}
+			text := mcp.GetTextFromContent(res.Content[0])
+			if err := json.Unmarshal([]byte(text), &out); err != nil {
+				t.Fatalf("not a codemode.run answer: %v: %s", err, text)
+			}
+			if string(out.Result) != tc.want {
+				t.Fatalf("result %s, want %s: %s", out.Result, tc.want, text)
+			}
+			codes := map[string]bool{}
+			for _, d := range out.Diagnostics {
+				codes[d.Code] = true
+			}
+			if !codes["LIMIT_CLAMPED"] || !codes["REPLAYED"] {
+				t.Errorf("the answer should keep the first run's clamped limit and say the run was replayed: %s", text)
+			}
+			if r.count("shop.list_orders") != 1 || r.count("shop.delete_order") != tc.deletes {
+				t.Fatalf("list ran %d times, delete %d; want 1 and %d", r.count("shop.list_orders"), r.count("shop.delete_order"), tc.deletes)
+			}
+		})
+	}
+}
+
+// TestDurableCallCutShort: a replica that resumed a plan stops while one
+// of its calls runs (its lease runs out, as a killed replica's does). The
+// next answer does not make that call again, since nobody knows whether it
+// took effect: the run ends at it, saying so.
+func TestDurableCallCutShort(t *testing.T) {
+	r := newReplicas(t, 3, nil, nil)
+	entered, unblock := make(chan struct{}), make(chan struct{})
+	var slow atomic.Int64
+	for i, s := range r.shops {
+		s.srv.AddTool(mcp.NewTool("shop.ship", mcp.WithReadOnlyHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
+			func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				slow.Add(1)
+				if i == 1 {
+					close(entered)
+					<-unblock
+				}
+				return mcp.NewToolResultText(`{"shipped":true}`), nil
+			})
+	}
+	script := `await callTool('shop.list_orders', {});
+		await callTool('shop.delete_order', {id: 'o1'});
+		await callTool('shop.ship', {});
+		return 'done'`
+	token := mustPause(t, r.execute(t, 0, script, "", ""))
+	stuck := make(chan *mcp.CallToolResult, 1)
+	go func() { stuck <- r.execute(t, 1, script, token, "approve") }()
+	select {
+	case <-entered:
+	case res := <-stuck:
+		t.Fatalf("the resumed plan never reached shop.ship: %+v", res)
+	}
+	// Replica 1 is inside shop.ship. Its lease running out is what a
+	// replica killed at this point leaves behind.
+	runID := strings.Split(token, ".")[1]
+	if err := r.store.Delete(context.Background(), "lease/"+runID); err != nil {
+		t.Fatal(err)
+	}
+	o := readOutcome(t, r.execute(t, 2, script, token, "approve"))
+	if o.Status != "runtime_error" || o.Error == nil || o.Error.Kind != "replay_diverged" ||
+		!strings.Contains(o.Error.Message, "whether it took effect is unknown") {
+		t.Fatalf("the run resumed after a replica stopped mid-call: %+v %+v", o, o.Error)
+	}
+	close(unblock)
+	late := readOutcome(t, <-stuck)
+	if late.Status == "ok" {
+		t.Errorf("the replica whose lease ran out finished the plan as if it still held it: %+v", late)
+	}
+	if n := slow.Load(); n != 1 {
+		t.Fatalf("shop.ship ran %d times, want 1", n)
+	}
+	if r.count("shop.delete_order") != 1 || r.count("shop.list_orders") != 1 {
+		t.Fatalf("delete ran %d times, list %d; want 1 and 1", r.count("shop.delete_order"), r.count("shop.list_orders"))
+	}
+	again := r.execute(t, 0, script, token, "approve")
+	if !again.IsError || !strings.Contains(mcp.GetTextFromContent(again.Content[0]), "no plan is waiting") {
+		t.Fatalf("the plan outlived its end: %+v", again)
+	}
+}
