@@ -31,8 +31,8 @@ const (
 // savedPlan is a paused plan as a Durable keeps it: what it takes to run
 // it again and reach the call it paused at.
 type savedPlan struct {
-	Version      int            `json:"v"`
-	RunID        string         `json:"runId"`
+	Version int    `json:"v"`
+	RunID   string `json:"runId"`
 	// Surface is the tool the plan was sent to (surfaceExecute or
 	// surfaceCodeMode), and Language its language for codecall.execute
 	// ("" for JavaScript and TypeScript, LanguagePython).
@@ -42,8 +42,8 @@ type savedPlan struct {
 	// under the server's when the plan resumes; Diagnostics are what its
 	// first run reported before running (clamped limits, capabilities),
 	// repeated in the answer of the run that ends it.
-	Limits      map[string]any `json:"limits,omitempty"`
-	Diagnostics []Diagnostic   `json:"diagnostics,omitempty"`
+	Limits       map[string]any `json:"limits,omitempty"`
+	Diagnostics  []Diagnostic   `json:"diagnostics,omitempty"`
 	Session      string         `json:"session,omitempty"`
 	Script       string         `json:"script"`
 	ScriptSHA    string         `json:"scriptSha256"`
