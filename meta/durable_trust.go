@@ -2,7 +2,9 @@ package meta
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/codecall-go/codecall/policy"
@@ -34,4 +36,38 @@ func (t durableTrust) Trusted(ctx context.Context, session, tool string) (bool, 
 
 func (t durableTrust) Trust(ctx context.Context, session, tool string, ttl time.Duration) error {
 	return t.d.store.Put(ctx, t.key(session, tool), []byte(tool), ttl)
+}
+
+// PromptStore returns the approval prompts of direct calls and
+// codecall.invoke kept in the Durable's store, for
+// policy.WithPromptStore: a 2026-07-28 client's answer may reach any
+// replica. A prompt is filed under a digest of its token, so the store
+// never holds a token a client could answer with.
+func (d *Durable) PromptStore() policy.PromptStore { return durablePrompts{d} }
+
+type durablePrompts struct{ d *Durable }
+
+func (durablePrompts) key(token string) string { return "prompt/" + digestBytes([]byte(token)) }
+
+func (s durablePrompts) Keep(ctx context.Context, token string, p policy.IssuedPrompt, ttl time.Duration) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return s.d.store.Put(ctx, s.key(token), b, ttl)
+}
+
+func (s durablePrompts) Take(ctx context.Context, token string) (policy.IssuedPrompt, bool, error) {
+	var p policy.IssuedPrompt
+	b, err := s.d.store.Take(ctx, s.key(token))
+	switch {
+	case errors.Is(err, state.ErrNotFound):
+		return p, false, nil
+	case err != nil:
+		return p, false, err
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return p, false, fmt.Errorf("the approval prompt in the state store cannot be read: %w", err)
+	}
+	return p, true, nil
 }

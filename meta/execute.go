@@ -208,7 +208,12 @@ func (h *handlers) await(ctx context.Context, st *State, pr *pausedRun) (*mcp.Ca
 	case res := <-pr.done:
 		return pr.finisher(h)(ctx, st, pr, res), res.Status
 	case ask := <-pr.asks:
-		token, prompt := st.Approvals.Begin(ask.req)
+		token, prompt, err := st.Approvals.Begin(ctx, ask.req)
+		if err != nil {
+			st.logger().Error("codecall: an approval prompt could not be issued; the call was not made", "runId", pr.runID, "error", err)
+			ask.reply <- policy.ApprovalFailed
+			return h.await(ctx, st, pr)
+		}
 		pr.current = ask
 		pr.expires = time.Now().Add(st.Approvals.Timeout() + st.Config.VM.Timeout)
 		if !st.Paused.put(token, pr) {
@@ -309,8 +314,11 @@ func (h *handlers) resume(ctx context.Context, st *State, req mcp.CallToolReques
 		st.Paused.put(state, pr)
 		return invalid("requestState", "this answer belongs to another session or another script; resend the same script with the requestState you were given")
 	}
-	outcome, answered := st.Approvals.Resume(state, req.Params.InputResponses, pr.current.req)
-	if !answered {
+	outcome, answered, err := st.Approvals.Resume(ctx, state, req.Params.InputResponses, pr.current.req)
+	switch {
+	case err != nil:
+		st.logger().Error("codecall: an approval answer could not be read; the call was not made", "runId", pr.runID, "error", err)
+	case !answered:
 		outcome = policy.ApprovalDenied
 	}
 	pr.current.reply <- outcome

@@ -434,3 +434,59 @@ func TestDurableCallCutShort(t *testing.T) {
 		t.Fatalf("the plan outlived its end: %+v", again)
 	}
 }
+
+// TestDurablePrompts: the prompt of a direct call or a codecall.invoke is
+// answered on another replica than the one that issued it; the call runs
+// once, the answer counts once, and only for the call it was issued for.
+func TestDurablePrompts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tool string
+		args func(id string) map[string]any
+	}{
+		{"invoke", "codecall.invoke", func(id string) map[string]any {
+			return map[string]any{"tool": "shop.delete_order", "input": map[string]any{"id": id}}
+		}},
+		{"direct call", "shop.delete_order", func(id string) map[string]any { return map[string]any{"id": id} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newReplicas(t, 3, nil, nil)
+			call := func(i int, id, state, answer string) *mcp.CallToolResult {
+				return rawModernCall(t, r.shops[i], tc.tool, tc.args(id), state, answer)
+			}
+			first := call(0, "o1", "", "")
+			if first.ResultType != mcp.ResultTypeInputRequired || first.RequestState == "" {
+				t.Fatalf("no prompt: %+v", first)
+			}
+			if res := call(1, "o1", first.RequestState, "approve"); res.IsError || res.ResultType == mcp.ResultTypeInputRequired {
+				t.Fatalf("answered on another replica: %+v", res)
+			}
+			if n := r.count("shop.delete_order"); n != 1 {
+				t.Fatalf("delete ran %d times, want 1", n)
+			}
+			// The same answer again counts for nothing: the call is asked
+			// about anew and does not run.
+			if res := call(2, "o1", first.RequestState, "approve"); res.ResultType != mcp.ResultTypeInputRequired {
+				t.Fatalf("an answer counted twice: %+v", res)
+			}
+			// An answer is for the call it was issued for.
+			other := call(0, "o2", "", "")
+			if res := call(1, "o3", other.RequestState, "approve"); !res.IsError {
+				t.Fatalf("an approval of o2 ran o3: %+v", res)
+			}
+			if n := r.count("shop.delete_order"); n != 1 {
+				t.Fatalf("delete ran %d times, want 1", n)
+			}
+		})
+	}
+	t.Run("store down", func(t *testing.T) {
+		r := newReplicas(t, 1, downStore{state.NewMemory()}, nil)
+		res := rawModernCall(t, r.shops[0], "codecall.invoke", map[string]any{"tool": "shop.delete_order", "input": map[string]any{"id": "o1"}}, "", "")
+		if !res.IsError || res.ResultType == mcp.ResultTypeInputRequired || !strings.Contains(mcp.GetTextFromContent(res.Content[0]), "APPROVAL") {
+			t.Fatalf("a prompt the store could not keep: %+v", res)
+		}
+		if r.count("shop.delete_order") != 0 {
+			t.Fatal("the call ran")
+		}
+	})
+}

@@ -103,7 +103,7 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		if c.durable, err = meta.NewDurable(o.stateStore, o.stateKey, durOpts...); err != nil {
 			return nil, fmt.Errorf("codecall: WithStateStore: %w", err)
 		}
-		approvalOpts = append(approvalOpts, policy.WithTrustStore(c.durable.TrustStore()))
+		approvalOpts = append(approvalOpts, policy.WithTrustStore(c.durable.TrustStore()), policy.WithPromptStore(c.durable.PromptStore()))
 	}
 	c.approvals = policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust, approvalOpts...)
 	if o.oobEnabled {

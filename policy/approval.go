@@ -75,6 +75,9 @@ type Approvals struct {
 	// trustStore, when set, keeps session trust instead of trust: every
 	// replica sharing it sees the trust a person granted on any of them.
 	trustStore TrustStore
+	// prompts, when set, keeps the prompts Begin issues instead of
+	// pending: an answer may reach any replica sharing it.
+	prompts PromptStore
 
 	mu      sync.Mutex
 	trust   map[trustKey]time.Time
@@ -93,6 +96,37 @@ type TrustStore interface {
 // WithTrustStore keeps session trust in s instead of this process's
 // memory.
 func WithTrustStore(s TrustStore) ApprovalOption { return func(a *Approvals) { a.trustStore = s } }
+
+// PromptStore keeps the prompts Begin issues (a direct call's or a
+// codecall.invoke's, answered by a 2026-07-28 client in its next request)
+// where every replica of a server reads them. Take must be atomic: of two
+// replicas handed the same answer, one gets the prompt. An error makes the
+// call fail closed: it is not made.
+type PromptStore interface {
+	// Keep files p under token until ttl passes.
+	Keep(ctx context.Context, token string, p IssuedPrompt, ttl time.Duration) error
+	// Take returns the prompt under token and removes it; found is false
+	// when there is none (never issued, answered, or long expired).
+	Take(ctx context.Context, token string) (p IssuedPrompt, found bool, err error)
+}
+
+// IssuedPrompt is what a PromptStore keeps of a prompt: whose and which
+// call it is for, so that an answer counts only for that call. It holds
+// digests, never the session id or the arguments themselves.
+type IssuedPrompt struct {
+	Session    string `json:"session"` // a digest of the session id
+	Tool       string `json:"tool"`
+	ArgsDigest string `json:"args"`
+	ExpiresMs  int64  `json:"expiresMs"` // when the prompt expires, Unix milliseconds
+}
+
+// WithPromptStore keeps the prompts of direct calls and invokes in s
+// instead of this process's memory.
+func WithPromptStore(s PromptStore) ApprovalOption { return func(a *Approvals) { a.prompts = s } }
+
+// promptGrace is how long a PromptStore keeps a prompt past its expiry, so
+// that a late answer is told it expired rather than that it is unknown.
+const promptGrace = 10 * time.Minute
 
 // trustStoreTimeout bounds one round trip to a TrustStore.
 const trustStoreTimeout = 2 * time.Second
@@ -390,11 +424,23 @@ func (a *Approvals) Ask(ctx context.Context, srv *server.MCPServer, req Approval
 
 // Begin starts a multi-round-trip approval: it returns the state token to
 // hand the client and the prompt to put in the result's inputRequests.
-func (a *Approvals) Begin(req ApprovalRequest) (token string, prompt mcp.ElicitationParams) {
+// With a PromptStore the prompt is kept there, and an error means it
+// could not be: the call is not made.
+func (a *Approvals) Begin(ctx context.Context, req ApprovalRequest) (token string, prompt mcp.ElicitationParams, err error) {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	token = "cc-approval-" + hex.EncodeToString(b[:])
 	prompt = a.Prompt(req)
+	if a.prompts != nil {
+		ctx, cancel := context.WithTimeout(ctx, trustStoreTimeout)
+		defer cancel()
+		expires := a.now().Add(a.Timeout())
+		rec := IssuedPrompt{Session: sessionDigest(req.SessionID), Tool: req.Tool.Name, ArgsDigest: argsDigest(req.Args), ExpiresMs: expires.UnixMilli()}
+		if err := a.prompts.Keep(ctx, token, rec, a.Timeout()+promptGrace); err != nil {
+			return "", mcp.ElicitationParams{}, fmt.Errorf("the approval prompt could not be kept in the state store: %w", err)
+		}
+		return token, prompt, nil
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.now()
@@ -410,33 +456,58 @@ func (a *Approvals) Begin(req ApprovalRequest) (token string, prompt mcp.Elicita
 		}
 	}
 	a.pending[token] = &pendingApproval{session: req.SessionID, tool: req.Tool.Name, argsDigest: argsDigest(req.Args), expires: now.Add(a.timeout)}
-	return token, prompt
+	return token, prompt, nil
+}
+
+// sessionDigest is how a PromptStore names a session.
+func sessionDigest(session string) string {
+	sum := sha256.Sum256([]byte("codecall session\x00" + session))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Resume reads the answer to a prompt started with Begin. ok is false when
 // the request carries no answer to a prompt of ours; then the caller
 // starts one. A token answers once, for the same session, tool and
-// arguments it was issued for, within the timeout.
-func (a *Approvals) Resume(state string, responses mcp.InputResponses, req ApprovalRequest) (outcome ApprovalOutcome, ok bool) {
+// arguments it was issued for, within the timeout. A PromptStore that
+// cannot be read fails closed (ApprovalFailed, with the error).
+func (a *Approvals) Resume(ctx context.Context, state string, responses mcp.InputResponses, req ApprovalRequest) (outcome ApprovalOutcome, ok bool, err error) {
 	answer := server.ElicitationResponse(responses, ApprovalInputKey)
 	if state == "" || answer == nil {
-		return "", false
+		return "", false, nil
 	}
-	a.mu.Lock()
-	p, found := a.pending[state]
-	if found {
-		delete(a.pending, state)
+	var p pendingApproval
+	session := req.SessionID
+	if a.prompts != nil {
+		ctx, cancel := context.WithTimeout(ctx, trustStoreTimeout)
+		defer cancel()
+		rec, found, err := a.prompts.Take(ctx, state)
+		switch {
+		case err != nil:
+			return ApprovalFailed, true, fmt.Errorf("the approval prompt could not be read from the state store: %w", err)
+		case !found:
+			return "", false, nil
+		}
+		p = pendingApproval{session: rec.Session, tool: rec.Tool, argsDigest: rec.ArgsDigest, expires: time.UnixMilli(rec.ExpiresMs)}
+		session = sessionDigest(session) // compared as kept
+	} else {
+		a.mu.Lock()
+		found, ok := a.pending[state]
+		if ok {
+			delete(a.pending, state)
+		}
+		a.mu.Unlock()
+		if !ok {
+			return "", false, nil
+		}
+		p = *found
 	}
-	a.mu.Unlock()
 	switch {
-	case !found:
-		return "", false
-	case p.session != req.SessionID || p.tool != req.Tool.Name || p.argsDigest != argsDigest(req.Args):
-		return ApprovalDenied, true
+	case p.session != session || p.tool != req.Tool.Name || p.argsDigest != argsDigest(req.Args):
+		return ApprovalDenied, true, nil
 	case a.now().After(p.expires):
-		return ApprovalExpired, true
+		return ApprovalExpired, true, nil
 	}
-	return a.Interpret(answer, req), true
+	return a.Interpret(answer, req), true, nil
 }
 
 // InputRequired renders a prompt started with Begin as the tool result

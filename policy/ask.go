@@ -41,13 +41,17 @@ type PromptAsker struct {
 
 // Ask implements Asker.
 func (a PromptAsker) Ask(ctx context.Context, req ApprovalRequest) (Answer, *mcp.CallToolResult, error) {
-	if outcome, answered := a.Approvals.Resume(a.State, a.Responses, req); answered {
-		return ClientAnswer(outcome, ChannelPrompt), nil, nil
+	outcome, answered, err := a.Approvals.Resume(ctx, a.State, a.Responses, req)
+	if answered {
+		return ClientAnswer(outcome, ChannelPrompt), nil, err
 	}
 	if !CanElicit(ctx) {
 		return Answer{Outcome: ApprovalNoClient}, nil, nil
 	}
-	token, prompt := a.Approvals.Begin(req)
+	token, prompt, err := a.Approvals.Begin(ctx, req)
+	if err != nil {
+		return Answer{Outcome: ApprovalFailed}, nil, err
+	}
 	return Answer{}, InputRequired(token, prompt), nil
 }
 
