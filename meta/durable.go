@@ -215,18 +215,23 @@ func (d *Durable) release(ctx context.Context, runID, holder string) {
 	}
 }
 
-// forget removes a plan that ended, and the lease of the replica that ran
-// it last.
+// forget removes a plan that ended, the record a sweep reads, and the
+// lease of the replica that ran it last.
 func (d *Durable) forget(ctx context.Context, p *savedPlan) error {
 	ctx = context.WithoutCancel(ctx)
-	if p.holder == "" {
-		return d.store.Delete(ctx, runKey(p.RunID))
-	}
-	if err := d.holds(ctx, p.RunID, p.holder); err != nil {
-		return err
+	if p.holder != "" {
+		if err := d.holds(ctx, p.RunID, p.holder); err != nil {
+			return err
+		}
 	}
 	if err := d.store.Delete(ctx, runKey(p.RunID)); err != nil {
 		return err
+	}
+	if err := d.store.Delete(ctx, pausedKey(p.RunID)); err != nil {
+		return err
+	}
+	if p.holder == "" {
+		return nil
 	}
 	p.holder = "" // released with it
 	return d.store.Delete(ctx, leaseKey(p.RunID))

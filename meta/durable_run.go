@@ -233,7 +233,11 @@ func (h *handlers) pauseDurable(ctx context.Context, st *State, p *savedPlan, pr
 	pr.approval.mu.Lock()
 	p.Approval = pr.approval.state
 	pr.approval.mu.Unlock()
-	if err := st.Durable.save(ctx, p); err != nil {
+	err := st.Durable.markPaused(ctx, p)
+	if err == nil {
+		err = st.Durable.save(ctx, p)
+	}
+	if err != nil {
 		st.logger().Error("codecall: a plan that needs approval could not be saved; the call was not made", "runId", p.RunID, "error", err)
 		res.Status = vm.StatusToolError
 		res.Result = nil

@@ -19,6 +19,9 @@ type DurableStats struct {
 	ReplayedCalls int64
 	// Divergences: resumed plans ended by REPLAY_DIVERGED.
 	Divergences int64
+	// Expired: plans ended by a sweep because nobody answered their
+	// prompt (SweepExpired).
+	Expired int64
 	// StoreOps and StoreSeconds: round trips to the state store and the
 	// time they took, summed (divide for the mean).
 	StoreOps     int64
@@ -30,6 +33,7 @@ type DurableStats struct {
 
 type durableCounters struct {
 	pauses, resumes, replayed, divergences atomic.Int64
+	expired                                atomic.Int64
 	ops, errs, nanos                       atomic.Int64
 }
 
@@ -37,7 +41,7 @@ type durableCounters struct {
 func (d *Durable) Stats() DurableStats {
 	c := d.counters
 	return DurableStats{Pauses: c.pauses.Load(), Resumes: c.resumes.Load(), ReplayedCalls: c.replayed.Load(),
-		Divergences: c.divergences.Load(), StoreOps: c.ops.Load(), StoreErrors: c.errs.Load(),
+		Divergences: c.divergences.Load(), Expired: c.expired.Load(), StoreOps: c.ops.Load(), StoreErrors: c.errs.Load(),
 		StoreSeconds: time.Duration(c.nanos.Load()).Seconds()}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/state"
@@ -489,4 +491,68 @@ func TestDurablePrompts(t *testing.T) {
 			t.Fatal("the call ran")
 		}
 	})
+}
+
+// TestDurableSweep: a plan whose prompt nobody answers is ended by a sweep
+// on any replica once its prompt expired and a late answer's grace ran
+// out: its run gets the execute.end it lacked, and it leaves the store.
+func TestDurableSweep(t *testing.T) {
+	store := state.NewMemory()
+	var logs [2]mcptest.Buffer
+	var shops [2]*approvalShop
+	for i := range shops {
+		shops[i] = newApprovalShopWith(t, func(cfg *presets.Config) {
+			cfg.VM.Isolation = presets.IsolationInProcess
+			cfg.Surfaces = []presets.Surface{presets.SurfaceCodeCall, presets.SurfaceCodeMode}
+		}, middleware.WithStateStore(store, testStateKey), middleware.WithAuditHandler(slog.NewJSONHandler(&logs[i], nil)))
+	}
+	plan := `await callTool('shop.list_orders', {}); await callTool('shop.delete_order', {id: 'o1'}); return 1`
+	script := `import * as shop from '@codemode/servers/shop'; await shop.delete_order({id: 'o2'});`
+	execToken := mustPause(t, rawModernCall(t, shops[0], "codecall.execute", map[string]any{"script": plan}, "", ""))
+	mustPause(t, rawModernCall(t, shops[0], "codemode.run", map[string]any{"code": script}, "", ""))
+	// An answered plan leaves nothing for a sweep.
+	answered := mustPause(t, rawModernCall(t, shops[0], "codecall.execute", map[string]any{"script": "return await callTool('shop.charge', {id: 'c'})"}, "", ""))
+	if res := rawModernCall(t, shops[1], "codecall.execute", map[string]any{"script": "return await callTool('shop.charge', {id: 'c'})"}, answered, "approve"); res.IsError {
+		t.Fatalf("answer: %+v", res)
+	}
+
+	if n := shops[1].cc.SweepPaused(time.Now()); n != 0 {
+		t.Fatalf("a sweep ended %d plans whose prompt has not expired", n)
+	}
+	if n := shops[1].cc.SweepPaused(time.Now().Add(time.Hour)); n != 2 {
+		t.Fatalf("a sweep an hour later ended %d plans, want 2", n)
+	}
+	if n := shops[0].cc.SweepPaused(time.Now().Add(time.Hour)); n != 0 {
+		t.Fatalf("a second sweep ended %d plans again", n)
+	}
+	var ends []map[string]any
+	for _, e := range auditEvents(t, &logs[1], "execute.end") {
+		if e["status"] != "ok" { // the answered plan ended ok on this replica
+			ends = append(ends, e)
+		}
+	}
+	vias := map[any]bool{}
+	for _, e := range ends {
+		if e["status"] != "tool_error" || e["errorCode"] != "APPROVAL_EXPIRED" || !strings.Contains(fmt.Sprint(e["error"]), "shop.delete_order") {
+			t.Errorf("swept run's end: %v", e)
+		}
+		vias[e["via"]] = true
+	}
+	if len(ends) != 2 || !vias["execute"] || !vias["codemode"] {
+		t.Fatalf("the sweeping replica logged %d execute.end events (%v), want one per plan and surface", len(ends), vias)
+	}
+	if left, err := store.Scan(context.Background(), "", state.MaxScan); err != nil || len(left) != 0 {
+		keys := []string{}
+		for _, e := range left {
+			keys = append(keys, e.Key)
+		}
+		t.Fatalf("the store still holds %v (%v)", keys, err)
+	}
+	res := rawModernCall(t, shops[1], "codecall.execute", map[string]any{"script": plan}, execToken, "approve")
+	if !res.IsError || !strings.Contains(mcp.GetTextFromContent(res.Content[0]), "no plan is waiting") {
+		t.Fatalf("an answer after the sweep: %+v", res)
+	}
+	if shops[0].count("shop.delete_order")+shops[1].count("shop.delete_order") != 0 {
+		t.Fatal("a swept plan's call ran")
+	}
 }

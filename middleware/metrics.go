@@ -130,6 +130,7 @@ func registerDurableMetrics(mp metric.MeterProvider, d *meta.Durable) (metric.Re
 	resumes := counter("codecall.durable.resumes", "Approval answers that ran a saved plan again.")
 	replayed := counter("codecall.durable.replayed_calls", "Calls of resumed plans answered from their journal instead of being made again.")
 	divergences := counter("codecall.durable.divergences", "Resumed plans ended because they made another call than their journal holds (REPLAY_DIVERGED).")
+	expired := counter("codecall.durable.expired", "Paused plans ended by a sweep because nobody answered their approval prompt in time.")
 	ops := counter("codecall.state.ops", "Round trips to the state store.")
 	storeErrors := counter("codecall.state.errors", "Round trips to the state store that failed.")
 	storeTime, err := m.Float64ObservableCounter("codecall.state.duration", metric.WithUnit("s"),
@@ -146,9 +147,10 @@ func registerDurableMetrics(mp metric.MeterProvider, d *meta.Durable) (metric.Re
 		o.ObserveInt64(resumes, st.Resumes)
 		o.ObserveInt64(replayed, st.ReplayedCalls)
 		o.ObserveInt64(divergences, st.Divergences)
+		o.ObserveInt64(expired, st.Expired)
 		o.ObserveInt64(ops, st.StoreOps)
 		o.ObserveInt64(storeErrors, st.StoreErrors)
 		o.ObserveFloat64(storeTime, st.StoreSeconds)
 		return nil
-	}, pauses, resumes, replayed, divergences, ops, storeErrors, storeTime)
+	}, pauses, resumes, replayed, divergences, expired, ops, storeErrors, storeTime)
 }

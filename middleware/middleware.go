@@ -69,6 +69,7 @@ type CodeCall struct {
 	stop      context.CancelFunc
 	done      chan struct{}
 	downDone  chan struct{} // watchDown's end; nil when it does not run
+	sweepDone chan struct{} // sweepPaused's end; nil without a state store
 	closeOnce sync.Once
 }
 
@@ -153,6 +154,13 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		defer close(c.done)
 		c.gens.drainEvery(ctx, time.Second)
 	}()
+	if c.durable != nil {
+		c.sweepDone = make(chan struct{})
+		go func() {
+			defer close(c.sweepDone)
+			c.sweepPaused(ctx, sweepInterval)
+		}()
+	}
 	if _, ok := o.servers.(meta.ServerHealth); ok {
 		c.downDone = make(chan struct{})
 		go func() {
@@ -161,6 +169,37 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		}()
 	}
 	return c, nil
+}
+
+// sweepInterval is how often a server with a state store looks for paused
+// plans nobody answered (meta.Durable.SweepExpired): one Scan of their
+// small records per replica.
+const sweepInterval = time.Minute
+
+// sweepPaused ends, every interval until ctx ends, the paused plans whose
+// prompt expired unanswered, so each run's audit chain ends.
+func (c *CodeCall) sweepPaused(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c.sweepOnce(ctx, time.Now())
+	}
+}
+
+// sweepOnce is one sweep, at now.
+func (c *CodeCall) sweepOnce(ctx context.Context, now time.Time) int {
+	st, release := c.Acquire(ctx)
+	defer release()
+	n, err := c.durable.SweepExpired(ctx, st, now)
+	if err != nil && ctx.Err() == nil {
+		c.log.Warn("codecall: sweeping paused plans nobody answered failed; the next sweep tries again", "error", err)
+	}
+	return n
 }
 
 // newGeneration is the one place a generation's state is assembled: the
@@ -362,6 +401,9 @@ func (c *CodeCall) Close() error {
 		<-c.done
 		if c.downDone != nil {
 			<-c.downDone
+		}
+		if c.sweepDone != nil {
+			<-c.sweepDone
 		}
 		c.srv.UnregisterSession(context.Background(), c.gens.obs.id)
 		c.gens.close()
