@@ -90,6 +90,13 @@ func (s timedStore) Delete(ctx context.Context, key string) error {
 	return err
 }
 
+func (s timedStore) Scan(ctx context.Context, prefix string, limit int) ([]state.Entry, error) {
+	start := time.Now()
+	entries, err := s.Store.Scan(ctx, prefix, limit)
+	s.done(start, err)
+	return entries, err
+}
+
 func (s timedStore) Ping(ctx context.Context) error {
 	start := time.Now()
 	err := s.Store.Ping(ctx)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -154,6 +156,133 @@ func testContract(t *testing.T, open opener) {
 			}
 		}
 	})
+	t.Run("scan prefix boundaries", func(t *testing.T) {
+		s := open(t)
+		for _, k := range []string{"a", "ab", "ab:1", "ab:2", "abc", "ac", "b", "Ab:1"} {
+			if err := s.Put(ctx, k, []byte("v"+k), time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			prefix string
+			want   []string
+		}{
+			{"ab:", []string{"ab:1", "ab:2"}},
+			{"ab", []string{"ab", "ab:1", "ab:2", "abc"}},
+			{"a", []string{"a", "ab", "ab:1", "ab:2", "abc", "ac"}},
+			{"", []string{"Ab:1", "a", "ab", "ab:1", "ab:2", "abc", "ac", "b"}},
+			{"ab:1", []string{"ab:1"}},
+			{"ab:10", nil},
+			{"c", nil},
+			{"B", nil},
+		} {
+			got, err := s.Scan(ctx, tc.prefix, MaxScan)
+			if err != nil {
+				t.Fatalf("Scan %q: %v", tc.prefix, err)
+			}
+			if keys := entryKeys(got); !slices.Equal(keys, tc.want) {
+				t.Errorf("Scan %q = %q, want %q", tc.prefix, keys, tc.want)
+			}
+			for _, e := range got {
+				if string(e.Value) != "v"+e.Key {
+					t.Errorf("Scan %q: %q holds %q, want %q", tc.prefix, e.Key, e.Value, "v"+e.Key)
+				}
+			}
+		}
+		got, _ := s.Scan(ctx, "ab:", 10)
+		got[0].Value[0] = 'X' // the caller's copy
+		if again, _ := s.Get(ctx, "ab:1"); string(again) != "vab:1" {
+			t.Fatalf("a scanned value aliases the store: %q", again)
+		}
+	})
+	t.Run("scan skips expired entries", func(t *testing.T) {
+		s := open(t)
+		if err := s.Put(ctx, "q/short", []byte("x"), 30*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, "q/long", []byte("y"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		// The cause asserted: the entry leaves Scan once its TTL is past,
+		// however late this goroutine runs.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			got, err := s.Scan(ctx, "q/", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := entryKeys(got)
+			if slices.Equal(keys, []string{"q/long"}) {
+				break
+			}
+			if !slices.Equal(keys, []string{"q/long", "q/short"}) || time.Now().After(deadline) {
+				t.Fatalf("Scan = %q 5 s after the 30 ms TTL, want [q/long]", keys)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	t.Run("scan cap", func(t *testing.T) {
+		s := open(t)
+		for i := range 25 {
+			if err := s.Put(ctx, fmt.Sprintf("cap/%02d", i), []byte{byte(i)}, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Put(ctx, "cap", []byte("outside"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []int{1, 7, 25, 26} {
+			got, err := s.Scan(ctx, "cap/", limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := entryKeys(got)
+			if len(keys) != min(limit, 25) || !slices.IsSorted(keys) || len(slices.Compact(slices.Clone(keys))) != len(keys) {
+				t.Fatalf("Scan limit %d = %q, want %d distinct sorted keys", limit, keys, min(limit, 25))
+			}
+			for _, k := range keys {
+				if !strings.HasPrefix(k, "cap/") {
+					t.Fatalf("Scan limit %d returned %q", limit, k)
+				}
+			}
+		}
+		for _, limit := range []int{0, -1, MaxScan + 1} {
+			if _, err := s.Scan(ctx, "cap/", limit); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Scan limit %d: %v, want ErrInvalid", limit, err)
+			}
+		}
+		if _, err := s.Scan(ctx, strings.Repeat("k", MaxKeyBytes+1), 1); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Scan of an oversized prefix: %v, want ErrInvalid", err)
+		}
+	})
+	t.Run("scan glob characters are literal", func(t *testing.T) {
+		s := open(t)
+		keys := []string{`g*?[x]\1`, `g*?[x]\2`, `gA?[x]\3`, `g*Z[x]\4`, `g*?x]\5`, `g*?[y]\6`, `g\*?[x]7`, `g*?[x]\*`}
+		for _, k := range keys {
+			if err := s.Put(ctx, k, []byte(k), time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			prefix string
+			want   []string
+		}{
+			{`g*?[`, []string{`g*?[x]\*`, `g*?[x]\1`, `g*?[x]\2`, `g*?[y]\6`}},
+			{`g*?[x]\`, []string{`g*?[x]\*`, `g*?[x]\1`, `g*?[x]\2`}},
+			{`g*?[x]\*`, []string{`g*?[x]\*`}},
+			{`g\`, []string{`g\*?[x]7`}},
+			{`g?`, nil},
+			{`g[*]`, nil},
+		} {
+			got, err := s.Scan(ctx, tc.prefix, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if keys := entryKeys(got); !slices.Equal(keys, tc.want) {
+				t.Errorf("Scan %q = %q, want %q", tc.prefix, keys, tc.want)
+			}
+		}
+	})
 	t.Run("ping", func(t *testing.T) {
 		if err := open(t).Ping(ctx); err != nil {
 			t.Fatal(err)
@@ -184,11 +313,30 @@ func testContract(t *testing.T, open opener) {
 		if _, err := s.Get(ctx, "moved"); !errors.Is(err, ErrSealed) {
 			t.Fatalf("value under another key: %v, want ErrSealed", err)
 		}
+		// Scan opens values; keys stay plain, so a prefix still matches.
+		if err := s.Put(ctx, "sj/2", []byte("two"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Scan(ctx, "sj/", 10)
+		if err != nil || len(got) != 1 || got[0].Key != "sj/2" || string(got[0].Value) != "two" {
+			t.Fatalf("sealed Scan = %+v, %v; want sj/2 = two", got, err)
+		}
+		if _, err := s.Scan(ctx, "", 10); !errors.Is(err, ErrSealed) {
+			t.Fatalf("sealed Scan over a moved value: %v, want ErrSealed", err)
+		}
 		other, _ := NewSealed(raw, bytes.Repeat([]byte{8}, KeyBytes))
 		if _, err := other.Take(ctx, "j"); !errors.Is(err, ErrSealed) {
 			t.Fatalf("another key: %v, want ErrSealed", err)
 		}
 	})
+}
+
+func entryKeys(entries []Entry) []string {
+	var keys []string
+	for _, e := range entries {
+		keys = append(keys, e.Key)
+	}
+	return keys
 }
 
 func TestMemoryContract(t *testing.T) {

@@ -26,3 +26,24 @@ func ExampleStore_Take() {
 	// paused <nil>
 	// not found
 }
+
+// Scan lists the live entries under a prefix, sorted by key and bounded
+// by its limit.
+func ExampleStore_Scan() {
+	ctx := context.Background()
+	s := state.NewMemory()
+	defer s.Close()
+	_ = s.Put(ctx, "approval/b", []byte("2"), time.Minute)
+	_ = s.Put(ctx, "approval/a", []byte("1"), time.Minute)
+	_ = s.Put(ctx, "approvals", []byte("not under the prefix"), time.Minute)
+	entries, err := s.Scan(ctx, "approval/", 100)
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		fmt.Println(e.Key, string(e.Value))
+	}
+	// Output:
+	// approval/a 1
+	// approval/b 2
+}

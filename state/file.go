@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -176,6 +177,30 @@ func (f *File) Delete(_ context.Context, key string) error {
 		return f.wrap("delete", key, err)
 	}
 	return nil
+}
+
+// Scan implements Store: a cursor seeks to the prefix and reads the keys
+// that follow while they start with it (bbolt keeps keys sorted), skipping
+// the expired ones (the next sweep drops them).
+func (f *File) Scan(_ context.Context, prefix string, limit int) ([]Entry, error) {
+	if err := checkScan(prefix, limit); err != nil {
+		return nil, err
+	}
+	var out []Entry
+	p := []byte(prefix)
+	err := f.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(fileBucket).Cursor()
+		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p) && len(out) < limit; k, v = c.Next() {
+			if value, live := f.decode(v); live {
+				out = append(out, Entry{Key: string(k), Value: value})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, f.wrap("scan", prefix, err)
+	}
+	return out, nil
 }
 
 // Ping implements Store: a read transaction on the open file.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -103,6 +104,34 @@ func (m *Memory) Delete(_ context.Context, key string) error {
 	delete(m.entries, key)
 	m.mu.Unlock()
 	return nil
+}
+
+// Scan implements Store. It walks every entry (a map has no order) and
+// drops the expired ones it meets.
+func (m *Memory) Scan(_ context.Context, prefix string, limit int) ([]Entry, error) {
+	if err := checkScan(prefix, limit); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.o.now()
+	var keys []string
+	for k, e := range m.entries {
+		if !now.Before(e.expires) {
+			delete(m.entries, k)
+			continue
+		}
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	keys = keys[:min(len(keys), limit)]
+	out := make([]Entry, len(keys))
+	for i, k := range keys {
+		out[i] = Entry{Key: k, Value: slices.Clone(m.entries[k].value)}
+	}
+	return out, nil
 }
 
 // Ping implements Store; memory is always there.

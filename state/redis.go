@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	neturl "net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -122,6 +124,71 @@ func (r *Redis) Delete(ctx context.Context, key string) error {
 		return r.wrap("delete", key, err)
 	}
 	return nil
+}
+
+// redisScanCount is the COUNT hint of each SCAN: about how many keys of
+// the database the server looks at per round trip.
+const redisScanCount = 1000
+
+// Scan implements Store with SCAN MATCH on the escaped prefix, and one
+// MGET for the keys each SCAN step finds. SCAN walks the whole database,
+// not only the matching keys: a Scan costs about (keys in the database /
+// 1000) SCAN round trips, plus one MGET per step that found keys, and
+// stops early once limit entries are read. A key that expires between
+// SCAN and MGET is left out. The database should hold CodeCall's keys and
+// little else.
+func (r *Redis) Scan(ctx context.Context, prefix string, limit int) ([]Entry, error) {
+	if err := checkScan(prefix, limit); err != nil {
+		return nil, err
+	}
+	match := globEscape(r.prefix+prefix) + "*"
+	seen := map[string]bool{} // SCAN may return a key twice
+	var out []Entry
+	var cursor uint64
+	for {
+		batch, next, err := r.c.Scan(ctx, cursor, match, redisScanCount).Result()
+		if err != nil {
+			return nil, r.wrap("scan", prefix, err)
+		}
+		fresh := batch[:0]
+		for _, k := range batch {
+			if !seen[k] {
+				seen[k] = true
+				fresh = append(fresh, k)
+			}
+		}
+		if len(fresh) > 0 {
+			values, err := r.c.MGet(ctx, fresh...).Result()
+			if err != nil {
+				return nil, r.wrap("scan", prefix, err)
+			}
+			for i, v := range values {
+				if s, ok := v.(string); ok { // nil: expired or removed meanwhile
+					out = append(out, Entry{Key: strings.TrimPrefix(fresh[i], r.prefix), Value: []byte(s)})
+				}
+			}
+		}
+		cursor = next
+		if cursor == 0 || len(out) >= limit {
+			break
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Key, b.Key) })
+	return out[:min(len(out), limit)], nil
+}
+
+// globEscape quotes the characters a Redis MATCH pattern gives a meaning
+// to, so that s matches itself only.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		switch c {
+		case '\\', '*', '?', '[', ']':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // Ping implements Store.

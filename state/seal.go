@@ -102,3 +102,20 @@ func (s *Sealed) Put(ctx context.Context, key string, value []byte, ttl time.Dur
 func (s *Sealed) PutNew(ctx context.Context, key string, value []byte, ttl time.Duration) error {
 	return s.Store.PutNew(ctx, key, s.seal(key, value), ttl)
 }
+
+// Scan implements Store: keys stay plain (they are what Scan matches), and
+// each value is opened with its key. A value that does not open fails the
+// whole Scan with ErrSealed, as Get would: an altered entry is not
+// skipped in silence.
+func (s *Sealed) Scan(ctx context.Context, prefix string, limit int) ([]Entry, error) {
+	entries, err := s.Store.Scan(ctx, prefix, limit)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
+		if entries[i].Value, err = s.open(e.Key, e.Value); err != nil {
+			return nil, err
+		}
+	}
+	return entries, nil
+}

@@ -14,7 +14,9 @@
 // They pass one contract test suite (contract_test.go). Take is the
 // operation replicas rely on: it returns and removes an entry atomically,
 // so of two replicas that receive the same answer, exactly one gets the
-// paused run.
+// paused run. Scan lists the live entries under a key prefix, bounded: it
+// is how any replica lists what every replica keeps under one kind (the
+// calls waiting for an operator, for one).
 //
 // NewSealed wraps a Store so that values are encrypted at rest with
 // AES-256-GCM, bound to their key: tool results in a journal can hold
@@ -50,11 +52,32 @@ type Store interface {
 	Take(ctx context.Context, key string) ([]byte, error)
 	// Delete removes the value under key; removing nothing is no error.
 	Delete(ctx context.Context, key string) error
+	// Scan returns up to limit live entries whose keys start with prefix
+	// ("" matches every key), sorted by key; expired entries are never
+	// returned. limit is 1 to MaxScan: a listing is bounded, and a caller
+	// that must know whether more match asks for one more than it shows.
+	// When more than limit entries match, which of them come back is the
+	// store's choice (memory and file: the first by key). Scan is not a
+	// snapshot: an entry written or removed meanwhile may or may not be
+	// in it. Its cost grows with the entries that match (memory: with all
+	// entries; redis: with every key of the database, see Redis.Scan).
+	Scan(ctx context.Context, prefix string, limit int) ([]Entry, error)
 	// Ping reports whether the store can be used now.
 	Ping(ctx context.Context) error
 	// Close releases the store; it is not used afterwards.
 	Close() error
 }
+
+// Entry is one key and its value, as Scan returns them. The value is the
+// caller's.
+type Entry struct {
+	Key   string
+	Value []byte
+}
+
+// MaxScan bounds the limit of one Scan: a listing for a person or a
+// sweep, not a dump of the store.
+const MaxScan = 10000
 
 // Errors a Store returns; match them with errors.Is.
 var (
@@ -62,7 +85,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrExists: PutNew found a value under the key.
 	ErrExists = errors.New("already exists")
-	// ErrInvalid: an empty or oversized key, a TTL that is not positive.
+	// ErrInvalid: an empty or oversized key, a TTL that is not positive,
+	// a Scan limit out of 1..MaxScan.
 	ErrInvalid = errors.New("invalid argument")
 	// ErrSealed: a sealed value cannot be opened with this key (the key
 	// changed, or the entry was altered).
@@ -163,6 +187,17 @@ func checkKey(op, key string) error {
 		return fmt.Errorf("state %s: empty key: %w", op, ErrInvalid)
 	case len(key) > MaxKeyBytes:
 		return fmt.Errorf("state %s: key of %d bytes, at most %d: %w", op, len(key), MaxKeyBytes, ErrInvalid)
+	}
+	return nil
+}
+
+// checkScan refuses a prefix no key could have and a limit out of range.
+func checkScan(prefix string, limit int) error {
+	switch {
+	case len(prefix) > MaxKeyBytes:
+		return fmt.Errorf("state scan: prefix of %d bytes, keys have at most %d: %w", len(prefix), MaxKeyBytes, ErrInvalid)
+	case limit < 1 || limit > MaxScan:
+		return fmt.Errorf("state scan %q: limit %d, want 1 to %d: %w", prefix, limit, MaxScan, ErrInvalid)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/state/statetest"
 )
 
 func TestFileSurvivesReopenAndDropsExpired(t *testing.T) {
@@ -129,6 +131,40 @@ func TestKeyFromEnv(t *testing.T) {
 		}
 		if tc.ok && string(got) != string(key) {
 			t.Errorf("%q decoded to %x", tc.value, got)
+		}
+	}
+}
+
+// The store's own key prefix is escaped in SCAN MATCH too: a prefix with
+// glob characters does not reach another prefix's keys.
+func TestRedisScanPrefixWithGlobCharacters(t *testing.T) {
+	ctx := context.Background()
+	url := statetest.StartRedis(t)
+	open := func(prefix string) *Redis {
+		s, err := OpenRedis(ctx, url, WithPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	glob, plain := open("cc[*]?:"), open("cc*:")
+	if err := glob.Put(ctx, "k", []byte("mine"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Put(ctx, "k", []byte("theirs"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		s    *Redis
+		want string
+	}{{glob, "mine"}, {plain, "theirs"}} {
+		got, err := tc.s.Scan(ctx, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Key != "k" || string(got[0].Value) != tc.want {
+			t.Errorf("Scan under %q = %+v, want k = %s", tc.s.prefix, got, tc.want)
 		}
 	}
 }
