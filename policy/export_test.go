@@ -1,0 +1,7 @@
+package policy
+
+import "time"
+
+// WithDownGrace shortens how long a waiting call reads a failing shared
+// store before it ends, so tests need not wait the default.
+func WithDownGrace(d time.Duration) OutOfBandOption { return func(o *OutOfBand) { o.downGrace = d } }
