@@ -44,6 +44,10 @@ func (q oobStore) Add(ctx context.Context, key string, value []byte, ttl time.Du
 	return true, nil
 }
 
+func (q oobStore) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	return q.s.Put(ctx, key, value, ttl)
+}
+
 func (q oobStore) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	b, err := q.s.Get(ctx, key)
 	switch {

@@ -39,6 +39,7 @@ type OutOfBand struct {
 	shared    OutOfBandStore // nil: the queue is this process's
 	poll      time.Duration
 	downGrace time.Duration
+	lease     time.Duration
 
 	mu      sync.Mutex
 	pending map[string]*oobWait // the calls waiting in this process
@@ -89,6 +90,8 @@ type OutOfBandStore interface {
 	// (added is false then, and nothing changes). Of concurrent Adds of
 	// one key, one at most adds.
 	Add(ctx context.Context, key string, value []byte, ttl time.Duration) (added bool, err error)
+	// Put sets value under key for ttl, replacing any entry.
+	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	// Get returns the live value under key; found is false when there is
 	// none.
 	Get(ctx context.Context, key string) (value []byte, found bool, err error)
@@ -112,8 +115,9 @@ const DefaultMaxPendingApprovals = 1000
 
 // DefaultOutOfBandPoll is how often a call waiting in a shared queue reads
 // the store for its answer: one Get per interval, two round trips a
-// second per waiting call, and an operator's answer given through another
-// replica reaches the call within this interval.
+// second per waiting call (plus one Put every 5 s to renew its lease),
+// and an operator's answer given through another replica reaches the call
+// within this interval.
 const DefaultOutOfBandPoll = 500 * time.Millisecond
 
 // oobStoreTimeout bounds one round trip to a shared queue's store.
@@ -123,6 +127,12 @@ const oobStoreTimeout = 2 * time.Second
 // that fails before it ends, not approved: long enough for a blip, short
 // enough that an operator does not answer a call that cannot hear.
 const defaultOOBDownGrace = 5 * time.Second
+
+// defaultOOBLease is how long a waiting call's entry lives in a shared
+// queue unless its replica renews it (every third of it): a replica that
+// dies leaves the list within this time rather than at the call's
+// deadline, so an operator is not offered a call nobody waits on.
+const defaultOOBLease = 15 * time.Second
 
 // oobAnswerGrace is how long an answer outlives the wait it answers, so
 // that a late second answer still finds the slot taken.
@@ -155,7 +165,7 @@ func WithPollInterval(d time.Duration) OutOfBandOption { return func(o *OutOfBan
 // NewOutOfBand returns an out-of-band asker that takes the timeout and the
 // prompt's redaction from a.
 func NewOutOfBand(a *Approvals, opts ...OutOfBandOption) *OutOfBand {
-	o := &OutOfBand{approvals: a, now: time.Now, pending: map[string]*oobWait{}, downGrace: defaultOOBDownGrace}
+	o := &OutOfBand{approvals: a, now: time.Now, pending: map[string]*oobWait{}, downGrace: defaultOOBDownGrace, lease: defaultOOBLease}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -242,17 +252,19 @@ type storedAnswer struct {
 
 // waitShared files the call in the shared queue and reads the store for
 // its answer every poll interval (at once when this process was given
-// it). At the deadline, or when ctx ends, the waiter files an answer of
-// its own (expired, failed) under the same once-only key, so that an
-// operator's answer that comes later is refused, never lost in silence,
-// and one given just before is still honoured.
+// it). The call's entry lives for a lease its replica renews, never past
+// the deadline. At the deadline, or when ctx ends, the waiter files an
+// answer of its own (expired, failed) under the same once-only key, so
+// that an operator's answer that comes later is refused, never lost in
+// silence, and one given just before is still honoured.
 func (o *OutOfBand) waitShared(ctx context.Context, w *oobWait, timeout time.Duration) (Answer, *mcp.CallToolResult, error) {
 	id := w.info.ID
 	info, err := json.Marshal(w.info)
 	if err != nil {
 		return failed(fmt.Errorf("the approval request cannot be encoded: %w", err))
 	}
-	added, err := o.storeAdd(ctx, oobWaitPrefix+id, info, timeout)
+	end := time.Now().Add(timeout)
+	added, err := o.storeAdd(ctx, oobWaitPrefix+id, info, min(timeout, o.lease))
 	switch {
 	case err != nil:
 		return failed(fmt.Errorf("%w, so the call cannot wait for an operator and is not approved: %w", ErrQueueUnavailable, err))
@@ -273,6 +285,7 @@ func (o *OutOfBand) waitShared(ctx context.Context, w *oobWait, timeout time.Dur
 	tick := time.NewTicker(o.poll)
 	defer tick.Stop()
 	var downSince time.Time
+	renewed := time.Now()
 	for {
 		select {
 		case <-w.reply:
@@ -297,8 +310,23 @@ func (o *OutOfBand) waitShared(ctx context.Context, w *oobWait, timeout time.Dur
 			return a, nil, nil
 		default:
 			downSince = time.Time{}
+			if left := time.Until(end); time.Since(renewed) >= o.lease/3 && left > 0 {
+				// An answer filed since the Get above is read at the next
+				// tick; the entry renewed meanwhile only lists the call a
+				// moment longer, and a second answer still finds the
+				// answer key taken.
+				if err := o.storePut(ctx, oobWaitPrefix+id, info, min(left, o.lease)); err == nil {
+					renewed = time.Now()
+				}
+			}
 		}
 	}
+}
+
+func (o *OutOfBand) storePut(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, oobStoreTimeout)
+	defer cancel()
+	return o.shared.Put(ctx, key, value, ttl)
 }
 
 // giveUp ends a shared wait with mine (expired or failed), filing it as

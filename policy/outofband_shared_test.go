@@ -26,6 +26,10 @@ func (q stateQueue) Add(ctx context.Context, key string, value []byte, ttl time.
 	return err == nil, err
 }
 
+func (q stateQueue) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	return q.s.Put(ctx, key, value, ttl)
+}
+
 func (q stateQueue) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	b, err := q.s.Get(ctx, key)
 	if errors.Is(err, state.ErrNotFound) {
@@ -68,6 +72,13 @@ func (d *downQueue) Add(ctx context.Context, key string, value []byte, ttl time.
 		return false, err
 	}
 	return d.q.Add(ctx, key, value, ttl)
+}
+
+func (d *downQueue) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if err := d.fail(); err != nil {
+		return err
+	}
+	return d.q.Put(ctx, key, value, ttl)
 }
 
 func (d *downQueue) Get(ctx context.Context, key string) ([]byte, bool, error) {
@@ -298,6 +309,44 @@ func TestOutOfBandSharedStoreDown(t *testing.T) {
 	}
 }
 
+// TestOutOfBandSharedLease: a replica that can no longer reach the store
+// (as one that died) stops renewing its calls' entries, so they leave
+// every other replica's list within the lease, long before their
+// deadline; the call itself ends failed, not approved.
+func TestOutOfBandSharedLease(t *testing.T) {
+	ctx := context.Background()
+	store := state.NewMemory()
+	lost := &downQueue{q: stateQueue{store}}
+	a := policy.NewOutOfBand(policy.NewApprovals(time.Minute, false), policy.WithSharedQueue(lost),
+		policy.WithPollInterval(10*time.Millisecond), policy.WithLease(300*time.Millisecond), policy.WithDownGrace(2*time.Second))
+	_, b := twoReplicas(store, time.Minute)
+	got, _ := ask(ctx, a)
+	waitPending(t, b)
+	// Renewed past its first lease while A reaches the store.
+	time.Sleep(600 * time.Millisecond)
+	if p, err := b.Pending(ctx); err != nil || len(p) != 1 {
+		t.Fatalf("B lists %+v, %v while A renews the lease; want the call", p, err)
+	}
+	lost.down.Store(true)
+	start := time.Now()
+	for {
+		p, err := b.Pending(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p) == 0 {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("the call of a replica cut from the store is still listed 10 s later (lease 300 ms, deadline 1 min)")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ans := <-got; ans.Outcome != policy.ApprovalFailed {
+		t.Fatalf("the call cut from the store: %+v, want failed", ans)
+	}
+}
+
 // TestOutOfBandSharedWatch: a console on replica B hears of a call that
 // starts waiting on A.
 func TestOutOfBandSharedWatch(t *testing.T) {
@@ -335,9 +384,10 @@ func TestOutOfBandSharedRoundTrips(t *testing.T) {
 	if ans.Outcome != policy.ApprovalExpired {
 		t.Fatalf("%+v, want expired", ans)
 	}
-	// Add the wait; a Get per tick; at the end Add the expiry and Delete
-	// the wait. Ticks are at most waited/interval (a loaded machine gives
-	// fewer, never more).
+	// Add the wait; a Get per tick, and a Put renewing the lease every 5
+	// s (none in 1 s); at the end Add the expiry and Delete the wait.
+	// Ticks are at most waited/interval (a loaded machine gives fewer,
+	// never more).
 	maxOps := int64(waited/(100*time.Millisecond)) + 3
 	if n := q.ops.Load(); n > maxOps || n < 3 {
 		t.Fatalf("%d round trips for a call that waited %v at 100 ms polls; want 3 to %d", n, waited, maxOps)
