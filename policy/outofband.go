@@ -303,8 +303,11 @@ func (o *OutOfBand) waitShared(ctx context.Context, w *oobWait, timeout time.Dur
 			fallthrough
 		case err != nil:
 			if time.Since(downSince) >= o.downGrace {
-				return failed(fmt.Errorf("%w for %v while the call waited, so it is not approved: %w",
-					ErrQueueUnavailable, time.Since(downSince).Round(time.Millisecond), err))
+				// Filed as the call's answer if the store is back, so
+				// that no operator's answer is taken for it afterwards.
+				return o.giveUp(ctx, id, storedAnswer{Outcome: ApprovalFailed, Channel: ChannelOutOfBand},
+					fmt.Errorf("%w for %v while the call waited, so it is not approved: %w",
+						ErrQueueUnavailable, time.Since(downSince).Round(time.Millisecond), err))
 			}
 		case found:
 			return a, nil, nil
