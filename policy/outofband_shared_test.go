@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codecall-go/codecall/catalog"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/state"
 	"github.com/codecall-go/codecall/state/statetest"
@@ -393,4 +394,28 @@ func TestOutOfBandSharedRoundTrips(t *testing.T) {
 		t.Fatalf("%d round trips for a call that waited %v at 100 ms polls; want 3 to %d", n, waited, maxOps)
 	}
 	t.Logf("%d store round trips for one call waiting %v (poll 100 ms)", q.ops.Load(), waited.Round(time.Millisecond))
+}
+
+// Two replicas share one store: a call waiting on a is answered by an
+// operator whose request reached b.
+func ExampleWithSharedQueue() {
+	store := stateQueue{state.NewMemory()} // a state.Store, as middleware adapts it
+	replica := func() *policy.OutOfBand {
+		return policy.NewOutOfBand(policy.NewApprovals(time.Minute, false),
+			policy.WithSharedQueue(store), policy.WithPollInterval(10*time.Millisecond))
+	}
+	a, b := replica(), replica()
+	go func() {
+		ctx := context.Background()
+		for {
+			if p, _ := b.Pending(ctx); len(p) > 0 {
+				_ = b.Answer(ctx, p[0].ID, true, policy.ChannelConsole, "alice")
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	answer, _, _ := a.Ask(context.Background(), policy.ApprovalRequest{Tool: &catalog.Tool{Name: "billing.refund"}, Via: policy.ViaInvoke})
+	fmt.Println(answer.Outcome, answer.Channel, answer.By)
+	// Output: approved console alice
 }
