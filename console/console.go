@@ -20,6 +20,7 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -42,10 +43,12 @@ import (
 var assets embed.FS
 
 // Approvals is what the console needs of the calls waiting for an
-// operator; *policy.OutOfBand provides it.
+// operator; *policy.OutOfBand provides it. Both methods may fail when the
+// calls are kept in a shared store that cannot be reached: the console
+// says so, and answers nothing.
 type Approvals interface {
-	Pending() []policy.PendingApproval
-	Answer(id string, approve bool, ch policy.Channel, by string) error
+	Pending(ctx context.Context) ([]policy.PendingApproval, error)
+	Answer(ctx context.Context, id string, approve bool, ch policy.Channel, by string) error
 }
 
 // Prefix is the path the console is served under.

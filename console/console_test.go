@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,22 +20,30 @@ import (
 
 const token = "console-test-token-0123456789"
 
-// fakeApprovals is a waiting list an operator answers.
+// fakeApprovals is a waiting list an operator answers; down makes it
+// fail as a shared queue whose store cannot be reached.
 type fakeApprovals struct {
 	mu      sync.Mutex
 	pending []policy.PendingApproval
 	answers []string
+	down    bool
 }
 
-func (f *fakeApprovals) Pending() []policy.PendingApproval {
+func (f *fakeApprovals) Pending(context.Context) ([]policy.PendingApproval, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]policy.PendingApproval(nil), f.pending...)
+	if f.down {
+		return nil, fmt.Errorf("%w, so the waiting calls cannot be listed: dial tcp: connection refused", policy.ErrQueueUnavailable)
+	}
+	return append([]policy.PendingApproval(nil), f.pending...), nil
 }
 
-func (f *fakeApprovals) Answer(id string, approve bool, ch policy.Channel, by string) error {
+func (f *fakeApprovals) Answer(_ context.Context, id string, approve bool, ch policy.Channel, by string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.down {
+		return fmt.Errorf("%w, so the answer is not recorded: dial tcp: connection refused", policy.ErrQueueUnavailable)
+	}
 	for i, p := range f.pending {
 		if p.ID == id {
 			f.pending = append(f.pending[:i], f.pending[i+1:]...)
@@ -283,6 +292,41 @@ func TestApprovalAPI(t *testing.T) {
 	want := []string{"approve ap-1 cli erin", "deny ap-2 cli erin"}
 	if strings.Join(ap.answers, "|") != strings.Join(want, "|") {
 		t.Errorf("answers %q, want %q (channel cli, control characters dropped)", ap.answers, want)
+	}
+}
+
+// TestApprovalsStoreDown: a shared queue whose store cannot be reached is
+// said so, on the page and through the API (503), and no answer is taken
+// for recorded: the form says it was not, the API refuses it.
+func TestApprovalsStoreDown(t *testing.T) {
+	c, _, ap := newConsole(t)
+	sess, csrf := login(t, c)
+	ap.mu.Lock()
+	ap.down = true
+	ap.mu.Unlock()
+
+	res, body := do(t, c, get("/console/api/approvals", "Authorization", "Bearer "+token), "")
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "cannot be reached") {
+		t.Errorf("list: %d %s; want 503 saying the store cannot be reached", res.StatusCode, body)
+	}
+	r := httptest.NewRequest(http.MethodPost, "/console/api/approvals/ap-1", strings.NewReader(`{"decision":"approve"}`))
+	r.Header.Set("Authorization", "Bearer "+token)
+	if res, body := do(t, c, r, ""); res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "not recorded") {
+		t.Errorf("answer: %d %s; want 503 saying the answer is not recorded", res.StatusCode, body)
+	}
+	page := get("/console/approvals")
+	page.AddCookie(sess)
+	if res, body := do(t, c, page, ""); res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, `id="problem"`) || strings.Contains(body, "No call is waiting") {
+		t.Errorf("page: %d; want 503 with the problem, not \"No call is waiting\": %.400s", res.StatusCode, body)
+	}
+	form := httptest.NewRequest(http.MethodPost, "/console/approvals/ap-1", strings.NewReader(url.Values{"decision": {"approve"}, "csrf": {csrf}}.Encode()))
+	form.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	form.AddCookie(sess)
+	if res, _ := do(t, c, form, ""); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/console/approvals?done=down" {
+		t.Errorf("form answer: %d to %q; want a redirect to done=down", res.StatusCode, res.Header.Get("Location"))
+	}
+	if len(ap.answers) != 0 {
+		t.Errorf("answers recorded with the store down: %q", ap.answers)
 	}
 }
 

@@ -59,13 +59,17 @@ type common struct {
 	Live    bool
 }
 
-func (c *Console) common(u who, title, nav string) common {
+func (c *Console) common(ctx context.Context, u who, title, nav string) common {
 	cm := common{Title: title, Nav: nav, Version: c.store.Version(), Live: true, User: "token"}
 	if u.sess != nil {
 		cm.User, cm.CSRF = u.sess.name, u.sess.csrf
 	}
 	if c.approvals != nil {
-		cm.Waiting = len(c.approvals.Pending())
+		// A queue that cannot be listed shows no count here; the
+		// approvals page says why.
+		if p, err := c.approvals.Pending(ctx); err == nil {
+			cm.Waiting = len(p)
+		}
 	}
 	return cm
 }
@@ -168,7 +172,7 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, u who) {
 	c.render(w, http.StatusOK, "runs.html", struct {
 		common
 		Runs []runRow
-	}{c.common(u, "Runs", "runs"), rows})
+	}{c.common(r.Context(), u, "Runs", "runs"), rows})
 }
 
 // bar is one call in the waterfall, in the SVG's units (1000 wide).
@@ -192,7 +196,7 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request, u who) {
 		c.render(w, http.StatusNotFound, "missing.html", struct {
 			common
 			What string
-		}{c.common(u, "Run not found", "runs"), "No run " + r.PathValue("id") + " is kept: it never existed here, or older runs pushed it out (console.maxRuns)."})
+		}{c.common(r.Context(), u, "Run not found", "runs"), "No run " + r.PathValue("id") + " is kept: it never existed here, or older runs pushed it out (console.maxRuns)."})
 		return
 	}
 	end := run.End
@@ -242,20 +246,27 @@ func (c *Console) runPage(w http.ResponseWriter, r *http.Request, u who) {
 		Bars    []bar
 		Height  int
 		TotalMs float64
-	}{c.common(u, "Run "+run.ID, "runs"), run, bars, len(bars)*barHeight + 4, total})
+	}{c.common(r.Context(), u, "Run "+run.ID, "runs"), run, bars, len(bars)*barHeight + 4, total})
 }
 
 func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, u who) {
 	var pending []policy.PendingApproval
+	var problem string
+	status := http.StatusOK
 	if c.approvals != nil {
-		pending = c.approvals.Pending()
+		var err error
+		if pending, err = c.approvals.Pending(r.Context()); err != nil {
+			c.log.Warn("codecall console: the waiting calls cannot be listed", "error", err)
+			problem, status = err.Error(), http.StatusServiceUnavailable
+		}
 	}
-	c.render(w, http.StatusOK, "approvals.html", struct {
+	c.render(w, status, "approvals.html", struct {
 		common
 		Enabled bool
 		Pending []policy.PendingApproval
+		Problem string
 		Done    string
-	}{c.common(u, "Approvals", "approvals"), c.approvals != nil, pending, r.URL.Query().Get("done")})
+	}{c.common(r.Context(), u, "Approvals", "approvals"), c.approvals != nil, pending, problem, r.URL.Query().Get("done")})
 }
 
 // answerForm is an operator's approve or deny from the approvals page.
@@ -270,8 +281,13 @@ func (c *Console) answerForm(w http.ResponseWriter, r *http.Request, u who) {
 		name = u.sess.name
 	}
 	id := r.PathValue("id")
-	if err := c.answer(id, approve, policy.ChannelConsole, name); err != nil {
-		http.Redirect(w, r, Prefix+"/approvals?done=gone", http.StatusSeeOther)
+	if err := c.answer(r.Context(), id, approve, policy.ChannelConsole, name); err != nil {
+		done := "gone"
+		if errors.Is(err, policy.ErrQueueUnavailable) {
+			c.log.Warn("codecall console: an operator's answer was not recorded", "id", id, "error", err)
+			done = "down"
+		}
+		http.Redirect(w, r, Prefix+"/approvals?done="+done, http.StatusSeeOther)
 		return
 	}
 	done := "denied"
@@ -291,11 +307,11 @@ func decision(s string) (approve bool, err error) {
 	return false, fmt.Errorf("decision must be approve or deny, got %q", s)
 }
 
-func (c *Console) answer(id string, approve bool, ch policy.Channel, by string) error {
+func (c *Console) answer(ctx context.Context, id string, approve bool, ch policy.Channel, by string) error {
 	if c.approvals == nil {
 		return errors.New("approvals out of band are not enabled on this server")
 	}
-	if err := c.approvals.Answer(id, approve, ch, by); err != nil {
+	if err := c.approvals.Answer(ctx, id, approve, ch, by); err != nil {
 		return err
 	}
 	c.log.Info("codecall console: an operator answered an approval", "id", id, "approve", approve, "channel", string(ch), "by", by)
@@ -309,7 +325,7 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, u who) {
 		common
 		Q      Query
 		Events []Event
-	}{c.common(u, "Audit", "audit"), q, c.store.Search(q)})
+	}{c.common(r.Context(), u, "Audit", "audit"), q, c.store.Search(q)})
 }
 
 type apiError struct {
@@ -359,12 +375,17 @@ type AnswerResponse struct {
 	Decision string `json:"decision"`
 }
 
-func (c *Console) listAPI(w http.ResponseWriter, _ *http.Request, _ who) {
+func (c *Console) listAPI(w http.ResponseWriter, r *http.Request, _ who) {
 	if c.approvals == nil {
 		writeJSON(w, http.StatusNotFound, apiError{Error: "approvals out of band are not enabled on this server (console.enabled)"})
 		return
 	}
-	writeJSON(w, http.StatusOK, ApprovalList{Approvals: c.approvals.Pending()})
+	pending, err := c.approvals.Pending(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, ApprovalList{Approvals: pending})
 }
 
 // answerAPI is codecall approvals approve|deny: answers through the API
@@ -383,9 +404,13 @@ func (c *Console) answerAPI(w http.ResponseWriter, r *http.Request, _ who) {
 		return
 	}
 	id := r.PathValue("id")
-	switch err := c.answer(id, approve, policy.ChannelCLI, operatorName(req.By)); {
+	switch err := c.answer(r.Context(), id, approve, policy.ChannelCLI, operatorName(req.By)); {
 	case errors.Is(err, policy.ErrNoPendingApproval):
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error()})
+		return
+	case errors.Is(err, policy.ErrQueueUnavailable):
+		// Not recorded: the operator may try again once the store is back.
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: err.Error()})
 		return
 	case err != nil:
 		writeJSON(w, http.StatusNotFound, apiError{Error: err.Error()})

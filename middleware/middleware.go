@@ -108,7 +108,17 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	}
 	c.approvals = policy.NewApprovals(cfg.Approval.Timeout, cfg.Approval.AllowSessionTrust, approvalOpts...)
 	if o.oobEnabled {
-		c.outOfBand = policy.NewOutOfBand(c.approvals, o.outOfBand...)
+		oobOpts := o.outOfBand
+		if o.stateStore != nil {
+			// Every replica with the store lists and answers every
+			// replica's waiting calls.
+			q, err := newOOBStore(o.stateStore, o.stateKey)
+			if err != nil {
+				return nil, fmt.Errorf("codecall: WithStateStore: the out-of-band queue: %w", err)
+			}
+			oobOpts = append([]policy.OutOfBandOption{policy.WithSharedQueue(q)}, oobOpts...)
+		}
+		c.outOfBand = policy.NewOutOfBand(c.approvals, oobOpts...)
 	}
 	// Worked out here, after every option, so that WithoutReload and
 	// WithConfigFile mean the same in either order.

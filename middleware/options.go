@@ -133,7 +133,10 @@ func WithAuditSink(h slog.Handler) Option {
 // approval.timeout, a plan's clock stopped) for an operator to answer it
 // through CodeCall.OutOfBand, instead of failing at once with
 // APPROVAL_REQUIRED. opts tune the waiting list (policy.WithOnChange,
-// policy.WithMaxPending). Without this option nothing waits.
+// policy.WithMaxPending, policy.WithPollInterval). With WithStateStore
+// the waiting list is kept in the state store (policy.WithSharedQueue):
+// every replica lists and answers every replica's waiting calls. Without
+// this option nothing waits.
 func WithOutOfBandApprovals(opts ...policy.OutOfBandOption) Option {
 	return func(o *options) { o.oobEnabled, o.outOfBand = true, append(o.outOfBand, opts...) }
 }
@@ -145,7 +148,8 @@ func WithOutOfBandApprovals(opts ...policy.OutOfBandOption) Option {
 // restart between the prompt and the answer. The plan is resumed by running
 // it again from its start, its completed calls answered from a journal
 // (see meta.Durable). Session trust ("approve for this session") is kept
-// there too, so every replica sees it, for that session only. Wrap
+// there too, so every replica sees it, for that session only, and so are
+// the calls waiting for an operator (WithOutOfBandApprovals). Wrap
 // neither opens nor closes the store.
 func WithStateStore(store state.Store, key []byte) Option {
 	return func(o *options) { o.stateStore, o.stateKey = store, key }

@@ -15,6 +15,8 @@ import (
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/presets"
+	"github.com/codecall-go/codecall/state"
+	"github.com/codecall-go/codecall/state/statetest"
 )
 
 // operator answers the first call that waits out of band, after delay,
@@ -28,9 +30,9 @@ func operator(t *testing.T, oob *policy.OutOfBand, answer string, delay time.Dur
 	go func() {
 		defer cancel()
 		for ctx.Err() == nil {
-			if p := oob.Pending(); len(p) > 0 {
+			if p, _ := oob.Pending(ctx); len(p) > 0 {
 				time.Sleep(delay)
-				if err := oob.Answer(p[0].ID, answer == "approve", policy.ChannelConsole, "alice"); err != nil {
+				if err := oob.Answer(ctx, p[0].ID, answer == "approve", policy.ChannelConsole, "alice"); err != nil {
 					t.Errorf("answer: %v", err)
 				}
 				return
@@ -102,7 +104,7 @@ func TestOutOfBandApproval(t *testing.T) {
 					if got := s.count("shop.delete_order"); got != tt.wantRuns {
 						t.Errorf("handler ran %d times, want %d", got, tt.wantRuns)
 					}
-					if p := s.cc.OutOfBand().Pending(); len(p) != 0 {
+					if p, _ := s.cc.OutOfBand().Pending(context.Background()); len(p) != 0 {
 						t.Errorf("still pending after the call ended: %+v", p)
 					}
 					ev := audit.events("approval")
@@ -149,5 +151,65 @@ func TestOutOfBandOptIn(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the refusal took %v: something waited", d)
+	}
+}
+
+// TestOutOfBandAcrossReplicas: with a state store, a call that waits for an
+// operator on replica A is listed and approved through replica B (memory
+// and redis stores); the entry in the store is sealed, so neither the
+// prompt nor a forged answer passes through it in the clear.
+func TestOutOfBandAcrossReplicas(t *testing.T) {
+	stores := map[string]func(t *testing.T) state.Store{
+		"memory": func(*testing.T) state.Store { return state.NewMemory() },
+		"redis": func(t *testing.T) state.Store {
+			s, err := state.OpenRedis(context.Background(), statetest.StartRedis(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			store := open(t)
+			var audit lockedBuffer
+			mk := func(opts ...middleware.Option) *approvalShop {
+				return newApprovalShopWith(t, func(c *presets.Config) { c.Approval.Timeout = 20 * time.Second },
+					append(opts, middleware.WithStateStore(store, testStateKey), middleware.WithOutOfBandApprovals(policy.WithPollInterval(20*time.Millisecond)))...)
+			}
+			a, b := mk(middleware.WithAuditSink(slog.NewJSONHandler(&audit, nil))), mk()
+			if !a.cc.OutOfBand().Shared() || !b.cc.OutOfBand().Shared() {
+				t.Fatal("with a state store the out-of-band queue is not shared")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			go func() {
+				for ctx.Err() == nil {
+					if p, _ := b.cc.OutOfBand().Pending(ctx); len(p) > 0 {
+						raw, err := store.Scan(ctx, "oob/wait/", 10)
+						if err != nil || len(raw) != 1 || bytes.Contains(raw[0].Value, []byte("shop.delete_order")) {
+							t.Errorf("the waiting call in the store: %d entries (%v), or its prompt in the clear", len(raw), err)
+						}
+						if err := b.cc.OutOfBand().Answer(ctx, p[0].ID, true, policy.ChannelConsole, "alice"); err != nil {
+							t.Errorf("answer through B: %v", err)
+						}
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+			c := mcptest.Connect(t, a.srv, mcptest.Legacy()) // no elicitation capability
+			if got := mcptest.CallVia(t, c, "invoke", "shop.delete_order", map[string]any{"id": "o1"}); got != "" {
+				t.Fatalf("the call on A ended %q; want it approved through B", got)
+			}
+			if a.count("shop.delete_order") != 1 || b.count("shop.delete_order") != 0 {
+				t.Fatalf("calls: A %d, B %d; want 1 on A", a.count("shop.delete_order"), b.count("shop.delete_order"))
+			}
+			ev := audit.events("approval")
+			if len(ev) != 1 || ev[0]["approval"] != "approved" || ev[0]["approvalChannel"] != "console" || ev[0]["approver"] != "alice" {
+				t.Fatalf("A's approval events %v, want one approved by alice through the console", ev)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/codecall-go/codecall/console"
 	"github.com/codecall-go/codecall/middleware"
@@ -86,12 +88,25 @@ func (s *consoleSetup) options() []middleware.Option {
 	}
 }
 
+// consoleWatchEvery is how often a console whose approvals are shared
+// through the state store lists them, to refresh its pages when a call
+// starts or stops waiting on another replica: one store listing per
+// interval per replica.
+const consoleWatchEvery = 2 * time.Second
+
 // mount serves the console on mux, answering the approvals of cc; the
-// console's long polls end when srv shuts down.
-func (s *consoleSetup) mount(mux *http.ServeMux, srv *http.Server, cc *middleware.CodeCall, logger *slog.Logger) error {
+// console's long polls end when srv shuts down. With a shared approval
+// queue it watches the queue until ctx ends or srv shuts down.
+func (s *consoleSetup) mount(ctx context.Context, mux *http.ServeMux, srv *http.Server, cc *middleware.CodeCall, logger *slog.Logger) error {
 	opts := []console.Option{console.WithAllowRemote(s.cfg.AllowRemote), console.WithLogger(logger)}
 	if oob := cc.OutOfBand(); oob != nil {
 		opts = append(opts, console.WithApprovals(oob))
+		if oob.Shared() {
+			watchCtx, stop := context.WithCancel(ctx)
+			srv.RegisterOnShutdown(stop)
+			go oob.Watch(watchCtx, consoleWatchEvery)
+			logger.Info("codecall: the console's approvals are shared through the state store: every replica lists and answers every replica's waiting calls")
+		}
 	}
 	h, err := console.New(s.store, s.token, opts...)
 	if err != nil {

@@ -25,7 +25,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/codecall-go/codecall/console"
 	"github.com/codecall-go/codecall/internal/mcptest"
+	"github.com/codecall-go/codecall/policy"
 	"github.com/codecall-go/codecall/state/statetest"
 )
 
@@ -251,11 +253,21 @@ func (f *fleet) post(addr, script, requestState, answer string) (*mcp.CallToolRe
 // tryPost is post for goroutines other than the test's: it returns what
 // went wrong.
 func (f *fleet) tryPost(addr, script, requestState, answer string) (*mcp.CallToolResult, string, error) {
+	return f.request(addr, script, requestState, answer, true)
+}
+
+// request is tryPost from a client that can show approval prompts
+// (canPrompt) or cannot, whose calls then wait for an operator.
+func (f *fleet) request(addr, script, requestState, answer string, canPrompt bool) (*mcp.CallToolResult, string, error) {
+	caps := map[string]any{}
+	if canPrompt {
+		caps["elicitation"] = map[string]any{}
+	}
 	params := map[string]any{
 		"name": "codecall.execute", "arguments": map[string]any{"script": script},
 		"_meta": map[string]any{
 			mcp.MetaKeyProtocolVersion:    mcp.LATEST_PROTOCOL_VERSION,
-			mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}},
+			mcp.MetaKeyClientCapabilities: caps,
 			mcp.MetaKeyClientInfo:         map[string]any{"name": "replica-test", "version": "1"},
 		},
 	}
@@ -534,6 +546,159 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 	})
 }
 
+// fleetConsoleToken is the console's token on every replica of
+// TestReplicaOutOfBandApproval.
+const fleetConsoleToken = "fleet-console-token-0123456789abcdef"
+
+// consoleList lists the waiting calls through the console API at addr and
+// returns them with the replica that answered.
+func consoleList(t *testing.T, addr string) ([]policy.PendingApproval, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+console.Prefix+"/api/approvals", nil)
+	req.Header.Set("Authorization", "Bearer "+fleetConsoleToken)
+	resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var list console.ApprovalList
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &list) != nil {
+		t.Fatalf("GET %s approvals: %d %s", addr, resp.StatusCode, raw)
+	}
+	return list.Approvals, resp.Header.Get("X-Replica")
+}
+
+// TestReplicaOutOfBandApproval: three replicas on one Redis behind
+// HAProxy, with the console. A client that cannot show prompts runs a plan
+// on replica r0; its call waits for an operator. Every replica lists it
+// (the console API through the balancer, round robin), an operator
+// approves it with codecall approvals against r1, the plan on r0 goes on,
+// and a second operator's answer through r2 is refused. The tool runs
+// once, and r0's audit log says who approved it, through which channel.
+func TestReplicaOutOfBandApproval(t *testing.T) {
+	haproxy := requireReplicaTools(t)
+	t.Setenv("STATE_KEY_FLEET", fleetKey)
+	t.Setenv("FLEET_CONSOLE_TOKEN", fleetConsoleToken)
+	url := statetest.StartRedis(t)
+	f := newFleet(t, 3, fmt.Sprintf("state: {store: redis, url: %q, keyEnv: STATE_KEY_FLEET}\n"+
+		"console: {enabled: true, tokenEnv: FLEET_CONSOLE_TOKEN}\n", url))
+	for i := range f.addrs {
+		f.start(i)
+	}
+	f.startHAProxy(haproxy)
+	f.waitUp(map[string]bool{"r0": true, "r1": true, "r2": true})
+
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, _, err := f.request(f.addrs[0], fleetScript("o1"), "", "", false)
+		done <- outcome{res, err}
+	}()
+
+	// Every replica lists the call waiting on r0.
+	var id string
+	listedBy := map[string]bool{}
+	for deadline := time.Now().Add(30 * time.Second); len(listedBy) < 3; {
+		pending, replica := consoleList(t, f.haproxy)
+		if len(pending) == 1 && pending[0].Tool == "ledger.delete" {
+			id = pending[0].ID
+			listedBy[replica] = true
+		} else if len(pending) > 1 {
+			t.Fatalf("%s lists %d waiting calls, want 1: %+v", replica, len(pending), pending)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s the waiting call was listed by %v only", listedBy)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if p, _ := consoleList(t, f.addrs[1]); len(p) != 1 || p[0].ID != id {
+		t.Fatalf("r1 lists %+v, want %s", p, id)
+	}
+
+	// What one waiting call costs the store: r0 reads its answer (GET)
+	// every 500 ms and renews its entry (SET) every 5 s; each replica's
+	// console lists the queue (SCAN, then MGET) every 2 s. HAProxy's
+	// readiness checks PING the store too; they are not the queue's.
+	before := redisCommandStats(t, url)
+	window := time.Now()
+	time.Sleep(6 * time.Second)
+	after := redisCommandStats(t, url)
+	secs := time.Since(window).Seconds()
+	rate := func(cmd string) float64 { return float64(after[cmd]-before[cmd]) / secs }
+	t.Logf("one call waiting on r0, 3 replicas with the console: per second GET %.2f, SET %.2f, SCAN %.2f, MGET %.2f (PING %.2f from readiness checks)",
+		rate("get"), rate("set"), rate("scan"), rate("mget"), rate("ping"))
+	if g := after["get"] - before["get"]; float64(g) > secs/0.5+2 {
+		t.Errorf("%d GETs in %.1f s while one call waited: more than one per 500 ms poll", g, secs)
+	}
+
+	// codecall approvals, against r1.
+	t.Setenv("CONSOLE_TOKEN", fleetConsoleToken)
+	var out, errOut bytes.Buffer
+	if err := approvalsCmd(context.Background(), []string{"approve", "--url", "http://" + f.addrs[1], "--as", "olga", id}, &out, &errOut); err != nil {
+		t.Fatalf("codecall approvals approve against r1: %v\n%s", err, errOut.String())
+	}
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the plan on r0 did not go on within 30 s of the approval through r1")
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	_, result, runID := runResult(t, o.res)
+	if result != "[true,true,true,true,true]" {
+		t.Fatalf("result %s", result)
+	}
+	err := approvalsCmd(context.Background(), []string{"deny", "--url", "http://" + f.addrs[2], "--as", "piet", id}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "answered already") {
+		t.Fatalf("a second answer through r2: %v, want refused (answered already)", err)
+	}
+	for _, addr := range f.addrs {
+		if p, _ := consoleList(t, addr); len(p) != 0 {
+			t.Errorf("%s still lists %+v", addr, p)
+		}
+	}
+	calls := countCalls(t, f.ledger)
+	if calls["read o1"] != 1 || calls["delete o1"] != 1 || calls["read o1-after"] != 1 {
+		t.Fatalf("ledger %v, want each call once", calls)
+	}
+	chain := f.auditChain(runID)
+	if chain["execute.start"] != 1 || chain["execute.end"] != 1 || chain["tool.call ledger.delete ok"] != 1 {
+		t.Fatalf("audit chain %v", chain)
+	}
+	if by := f.approver(runID); by != "cli olga" {
+		t.Fatalf("the audit log's approval of the delete: %q, want channel cli, approver olga", by)
+	}
+}
+
+// approver returns the channel and approver of the approved decision in a
+// run's audit events.
+func (f *fleet) approver(runID string) string {
+	f.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(f.dir, "audit-*.jsonl"))
+	var found []string
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		for line := range strings.Lines(string(b)) {
+			var e struct {
+				RunID, ParentRunID, Approval, ApprovalChannel, Approver string
+			}
+			if json.Unmarshal([]byte(line), &e) == nil && (e.RunID == runID || e.ParentRunID == runID) && e.Approval == "approved" {
+				found = append(found, e.ApprovalChannel+" "+e.Approver)
+			}
+		}
+	}
+	return strings.Join(found, "; ")
+}
+
 // TestReplicaRestartWithFileStore: one replica on a bbolt file, SIGKILLed
 // between pause and answer and started again, resumes the plan.
 func TestReplicaRestartWithFileStore(t *testing.T) {
@@ -590,6 +755,43 @@ func redisCommands(t *testing.T, url string) int64 {
 		}
 	}
 	return n
+}
+
+// redisCommandStats reads how many times the server ran each command
+// (INFO commandstats), by lower-case name.
+func redisCommandStats(t *testing.T, url string) map[string]int64 {
+	t.Helper()
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("INFO commandstats\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n') // $<length>
+	if err != nil || !strings.HasPrefix(head, "$") {
+		t.Fatalf("INFO commandstats: %q, %v", head, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(head[1:]))
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		t.Fatalf("INFO commandstats: %v", err)
+	}
+	out := map[string]int64{}
+	for line := range strings.Lines(string(body)) {
+		// cmdstat_get:calls=12,usec=...
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		calls, _, _ := strings.Cut(rest, ",")
+		out[name], _ = strconv.ParseInt(calls, 10, 64)
+	}
+	return out
 }
 
 // TestReplicaLoad: a few hundred concurrent 2026-07-28 clients against

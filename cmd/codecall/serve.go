@@ -171,7 +171,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	mux.Handle(*path, newHTTPGuard(limitBody(server.NewStreamableHTTPServer(srv, server.WithEndpointPath(*path), server.WithEventStore(newEventStore())), maxRequest), *addr, bearer, origins))
 	httpSrv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if cs != nil {
-		if err := cs.mount(mux, httpSrv, b.cc, logger); err != nil {
+		if err := cs.mount(ctx, mux, httpSrv, b.cc, logger); err != nil {
 			return err
 		}
 		logger.Info("codecall: serving the operator console", "url", "http://"+*addr+"/console/", "allowRemote", cs.cfg.AllowRemote)
