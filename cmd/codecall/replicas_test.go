@@ -113,7 +113,7 @@ func newFleet(t *testing.T, n int, stateYAML string) *fleet {
 		t.Fatal(err)
 	}
 	f.config = filepath.Join(dir, "codecall.yaml")
-	cfg := fmt.Sprintf("preset: balanced\nvm: {isolation: inprocess}\napproval: {timeout: 1m}\nupstreams: {file: %q}\n%s", upstreams, stateYAML)
+	cfg := fmt.Sprintf("preset: balanced\nsurfaces: [codecall, codemode]\ndirectCalls: {enabled: true}\nvm: {isolation: inprocess}\napproval: {timeout: 1m}\nupstreams: {file: %q}\n%s", upstreams, stateYAML)
 	if err := os.WriteFile(f.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -259,12 +259,17 @@ func (f *fleet) tryPost(addr, script, requestState, answer string) (*mcp.CallToo
 // request is tryPost from a client that can show approval prompts
 // (canPrompt) or cannot, whose calls then wait for an operator.
 func (f *fleet) request(addr, script, requestState, answer string, canPrompt bool) (*mcp.CallToolResult, string, error) {
+	return f.callTool(addr, "codecall.execute", map[string]any{"script": script}, requestState, answer, canPrompt)
+}
+
+// callTool sends one 2026-07-28 tools/call of tool to addr.
+func (f *fleet) callTool(addr, tool string, args map[string]any, requestState, answer string, canPrompt bool) (*mcp.CallToolResult, string, error) {
 	caps := map[string]any{}
 	if canPrompt {
 		caps["elicitation"] = map[string]any{}
 	}
 	params := map[string]any{
-		"name": "codecall.execute", "arguments": map[string]any{"script": script},
+		"name": tool, "arguments": args,
 		"_meta": map[string]any{
 			mcp.MetaKeyProtocolVersion:    mcp.LATEST_PROTOCOL_VERSION,
 			mcp.MetaKeyClientCapabilities: caps,
@@ -283,7 +288,7 @@ func (f *fleet) request(addr, script, requestState, answer string, canPrompt boo
 	req.Header.Set("Authorization", "Bearer "+fleetToken)
 	req.Header.Set(mcp.HeaderProtocolVersion, mcp.LATEST_PROTOCOL_VERSION)
 	req.Header.Set(mcp.HeaderMethod, "tools/call")
-	req.Header.Set(mcp.HeaderName, "codecall.execute")
+	req.Header.Set(mcp.HeaderName, tool)
 	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -464,6 +469,52 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		}
 		_, _, runID := runResult(t, res)
 		check("a1", runID)
+	})
+
+	t.Run("codemode.run and invoke answered on another replica", func(t *testing.T) {
+		mustCall := func(tool string, args map[string]any, state, answer string) (*mcp.CallToolResult, string) {
+			t.Helper()
+			res, replica, err := f.callTool(f.haproxy, tool, args, state, answer, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res, replica
+		}
+		code := map[string]any{"code": `import * as ledger from '@codemode/servers/ledger';
+			await ledger.read({id: 'c1'});
+			await ledger.delete_({id: 'c1'}); // a reserved word gets '_' appended
+			await ledger.read({id: 'c1-after'});
+			globalThis.__codemode_result__ = Math.random() >= 0;`}
+		paused, first := mustCall("codemode.run", code, "", "")
+		res, second := mustCall("codemode.run", code, pausedState(t, paused), "approve")
+		if first == second {
+			t.Fatalf("the answer reached the replica the script paused on (%s)", first)
+		}
+		var out struct {
+			Result json.RawMessage `json:"result"`
+			RunID  string          `json:"runId"`
+		}
+		if err := json.Unmarshal([]byte(mcp.GetTextFromContent(res.Content[0])), &out); err != nil || string(out.Result) != "true" {
+			t.Fatalf("codemode.run answer (%v): %s", err, mcp.GetTextFromContent(res.Content[0]))
+		}
+		check("c1", out.RunID)
+
+		invoke := map[string]any{"tool": "ledger.delete", "input": map[string]any{"id": "i1"}}
+		prompt, first := mustCall("codecall.invoke", invoke, "", "")
+		if prompt.ResultType != mcp.ResultTypeInputRequired || prompt.RequestState == "" {
+			t.Fatalf("invoke did not ask: %+v", prompt)
+		}
+		done, second := mustCall("codecall.invoke", invoke, prompt.RequestState, "approve")
+		if first == second || done.IsError || done.ResultType == mcp.ResultTypeInputRequired {
+			t.Fatalf("invoke answered on %s after its prompt on %s: %+v", second, first, done)
+		}
+		again, _ := mustCall("codecall.invoke", invoke, prompt.RequestState, "approve")
+		if again.ResultType != mcp.ResultTypeInputRequired {
+			t.Fatalf("an invoke answer counted twice: %+v", again)
+		}
+		if n := countCalls(t, f.ledger)["delete i1"]; n != 1 {
+			t.Fatalf("the invoked delete ran %d times, want 1", n)
+		}
 	})
 
 	t.Run("replica killed between pause and answer", func(t *testing.T) {
