@@ -45,52 +45,6 @@ func Explain(ix *Index, text string) string {
 	return b.String()
 }
 
-// Candidate is one first-stage candidate with its second-stage features,
-// for the fitting helper (TestFitRerank).
-type Candidate struct {
-	Doc   int
-	Name  string
-	Score float64
-	X     [numFeatures]float64
-}
-
-// FeatureNames names the second stage's features in the order of
-// Candidate.X.
-func FeatureNames() []string { return featureNames[:] }
-
-// RerankScore is the second stage's score of a candidate under weights w.
-func RerankScore(w []float64, c *Candidate) float64 {
-	var t tuning
-	copy(t.rerank[:], w)
-	return t.rerankScore(c.Score, &c.X)
-}
-
-// WithRerank replaces the second stage's weights.
-func WithRerank(w []float64) Option {
-	return func(c *config) { copy(c.rerank[:], w) }
-}
-
-// RankFeatures runs the first stage for a request as Search does (an exact
-// name and spelling corrections aside) and returns every candidate with
-// its features, unordered.
-func RankFeatures(ctx context.Context, ix *Index, q Query) ([]Candidate, error) {
-	var res Result
-	f := ix.newFilter(q, &res)
-	if f.none {
-		return nil, nil
-	}
-	head := q.Text[:min(len(q.Text), maxQueryBytes)]
-	if f.apps == nil {
-		f.named = ix.namedApps(head)
-	}
-	f.many = ix.lexicon.pluralQuery(head)
-	var out []Candidate
-	_, _, err := ix.rank(ctx, ix.lexicon.parse(q.Text), f, DefaultTopK, func(doc int, s float64, x *[numFeatures]float64) {
-		out = append(out, Candidate{Doc: doc, Name: ix.tools[doc].Name, Score: s, X: *x})
-	})
-	return out, err
-}
-
 // Signals are what a low-relevance rule can read about a search's best
 // lexical hit, for the calibration helper (TestCalibrationSignals).
 type Signals struct {

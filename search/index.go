@@ -180,8 +180,6 @@ type tuning struct {
 	// cover a request alike, the one whose headline says it wins over the
 	// one that mentions it in passing.
 	headlineShare float64
-	// rerank are the second stage's weights (see rerankWeights).
-	rerank [numFeatures]float64
 	// boost is each field's BM25 boost, cover its coverage weight.
 	boost, cover [numFields]float64
 	// wordnetScale and wordnetHyperScale scale the weight of a WordNet
@@ -194,7 +192,7 @@ type tuning struct {
 
 func defaultTuning() tuning {
 	t := tuning{bm25Share: 0.5, expandBoost: 0.4, expandCover: 0.7, unknownWeight: 1, valueWeight: 0.25, namePrecision: 0.15, otherApp: 0.75, oneOfMany: 0.95, sameName: 0.98, headlineShare: 0.3,
-		wordnetScale: 0.7, rerank: rerankWeights}
+		wordnetScale: 0.7}
 	for f, spec := range fieldSpecs {
 		t.boost[f], t.cover[f] = spec.boost, spec.cover
 	}

@@ -69,7 +69,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 		return res, nil
 	}
 
-	hits, rs, err := ix.rank(ctx, concepts, f, topK+len(exact), nil)
+	hits, rs, err := ix.rank(ctx, concepts, f, topK+len(exact))
 	// used are the concepts the hits were ranked by: the query's own, or
 	// their spelling corrections.
 	used := concepts
@@ -78,7 +78,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (Result, error) {
 	}
 	if len(hits) == 0 && len(exact) == 0 && len(concepts) > 0 {
 		if fixed, fixes := ix.correct(concepts); len(fixes) > 0 {
-			hits, rs, err = ix.rank(ctx, fixed, f, topK, nil)
+			hits, rs, err = ix.rank(ctx, fixed, f, topK)
 			if err != nil {
 				return Result{}, err
 			}
@@ -294,7 +294,6 @@ type scored struct {
 	otherApp, oneOfMany   bool
 	dense                 float32 // -1 when dense retrieval had no part
 	same                  int32   // the same-name tool whose match this one took, -1 if none
-	rerank                float32 // what the second stage added to the score
 }
 
 // resolved is a concept prepared for coverage: term ids instead of terms,
@@ -453,10 +452,7 @@ func (t *tuning) boostWeight(v variant) float64 {
 // rank scores the tools with BM25F over the concepts' terms and re-ranks
 // the best candidates by coverage. It returns the resolved concepts too
 // (nil when nothing was scored), for the low-relevance decision.
-//
-// collect, when not nil, is given every candidate's first-stage score and
-// second-stage features (for the fitting helper, see rerankWeights).
-func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int, collect func(doc int, score float64, x *[numFeatures]float64)) ([]scored, []resolved, error) {
+func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([]scored, []resolved, error) {
 	if len(cs) == 0 {
 		return nil, nil, nil
 	}
@@ -518,8 +514,7 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int, co
 		}
 	}
 	out := make([]scored, 0, len(cands))
-	from := make([]int, 0, len(cands)) // out's index into cands
-	var bestSame map[int32]int         // same-name group → index in out of its best match
+	var bestSame map[int32]int // same-name group → index in out of its best match
 	for i, c := range cands {
 		cov := ix.coverage(c.doc, rs)
 		bm, np := relative(c.score, bestBM25, ix.cfg.bm25Share), relative(prec[i], bestPrec, ix.cfg.namePrecision)
@@ -532,7 +527,6 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int, co
 			continue
 		}
 		out = append(out, scored{doc: c.doc, score: s, coverage: float32(cov), bm25: float32(bm), names: float32(np), head: float32(hf), dense: -1, same: -1})
-		from = append(from, i)
 		if g := ix.sameName[c.doc]; g >= 0 && ix.cfg.sameName > 0 {
 			if bestSame == nil {
 				bestSame = map[int32]int{}
@@ -557,19 +551,6 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int, co
 		}
 		if h.oneOfMany = f.many && !ix.many[h.doc]; h.oneOfMany {
 			h.score *= ix.cfg.oneOfMany
-		}
-	}
-	if ix.cfg.rerankOn() || collect != nil {
-		qw := queryTermWeights(rs)
-		for i := range out {
-			h := &out[i]
-			c := cands[from[i]]
-			x := ix.features(h.doc, rs, qw, f, c.score/bestBM25, prec[from[i]])
-			if collect != nil {
-				collect(h.doc, h.score, &x)
-			}
-			s := ix.cfg.rerankScore(h.score, &x)
-			h.rerank, h.score = float32(s-h.score), s
 		}
 	}
 	slices.SortFunc(out, byScore)
