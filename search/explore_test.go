@@ -50,7 +50,7 @@ func TestExploreTuning(t *testing.T) {
 		set     func(*search.Tuning)
 		wordnet bool
 	}
-	knobs := []knob{{"default", func(*search.Tuning) {}, true}}
+	knobs := []knob{{"default", func(*search.Tuning) {}, false}}
 	if os.Getenv("CODECALLTEST_EXPLORE") == "wordnet" {
 		knobs = append(knobs, knob{"wordnet", func(*search.Tuning) {}, true})
 		for _, sc := range []float64{0.5, 0.85, 1} {
@@ -60,15 +60,6 @@ func TestExploreTuning(t *testing.T) {
 	}
 	fields := []string{"name", "app", "title", "tags", "summary", "desc", "params", "paramdesc"}
 	base := search.DefaultTuning()
-	if os.Getenv("CODECALLTEST_EXPLORE") == "feedback" {
-		for _, share := range []float64{0.1, 0.2, 0.3} {
-			for _, docs := range []int{3, 5, 10} {
-				for _, mn := range []float64{1, 2} {
-					knobs = append(knobs, knob{fmt.Sprintf("prf %.1f top%d min%.0f", share, docs, mn), func(tu *search.Tuning) { tu.SetFeedback(share, docs, mn) }, true})
-				}
-			}
-		}
-	}
 	for f, name := range fields {
 		if os.Getenv("CODECALLTEST_EXPLORE") != "fields" {
 			break

@@ -117,9 +117,3 @@ func (t *tuning) Field(f int) (boost, cover float64) { return t.boost[f], t.cove
 // SetWordNet sets the WordNet synonyms' scale and whether they are merged
 // into words the curated vocabulary relates.
 func (t *tuning) SetWordNet(scale float64, merge bool) { t.wordnetScale, t.wordnetMerge = scale, merge }
-
-// SetFeedback sets pseudo-relevance feedback's share, documents and minimum
-// count.
-func (t *tuning) SetFeedback(share float64, docs int, min float64) {
-	t.prfShare, t.prfDocs, t.prfMin = share, docs, min
-}

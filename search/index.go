@@ -180,12 +180,6 @@ type tuning struct {
 	// cover a request alike, the one whose headline says it wins over the
 	// one that mentions it in passing.
 	headlineShare float64
-	// prfShare, prfDocs and prfMin shape pseudo-relevance feedback (see
-	// Index.feedback): its share of the score, how many of the best
-	// candidates it reads, and in how many of them a word must be.
-	prfShare float64
-	prfDocs  int
-	prfMin   float64
 	// boost is each field's BM25 boost, cover its coverage weight.
 	boost, cover [numFields]float64
 	// wordnetScale and wordnetHyperScale scale the weight of a WordNet

@@ -554,47 +554,7 @@ func (ix *Index) rank(ctx context.Context, cs []concept, f *filter, topK int) ([
 		}
 	}
 	slices.SortFunc(out, byScore)
-	if ix.cfg.prfShare > 0 && len(out) > 1 {
-		ix.feedback(out, queryTerms)
-		slices.SortFunc(out, byScore)
-	}
 	return out, rs, nil
-}
-
-// feedback re-weighs the ranked candidates by pseudo-relevance feedback:
-// the name words of the best prfDocs candidates that the query does not
-// have, weighted by how many of them share the word and by its idf, are
-// what the request is probably about; each candidate gets a share of its
-// score from how much of that weight its own name carries, relative to
-// the best.
-func (ix *Index) feedback(out []scored, queryTerms map[uint32]bool) {
-	fb := map[uint32]float64{}
-	for _, h := range out[:min(len(out), ix.cfg.prfDocs)] {
-		for _, id := range ix.nameParts[h.doc] {
-			if !queryTerms[id] {
-				fb[id] += ix.idf(ix.df[id])
-			}
-		}
-	}
-	for id, w := range fb {
-		if w < ix.cfg.prfMin*ix.idf(ix.df[id]) {
-			delete(fb, id)
-		}
-	}
-	if len(fb) == 0 {
-		return
-	}
-	vals := make([]float64, len(out))
-	best := 0.0
-	for i, h := range out {
-		for _, id := range ix.nameParts[h.doc] {
-			vals[i] += fb[id]
-		}
-		best = max(best, vals[i])
-	}
-	for i := range out {
-		out[i].score *= relative(vals[i], best, ix.cfg.prfShare)
-	}
 }
 
 // correct replaces each concept that no tool mentions with the closest
