@@ -46,17 +46,17 @@ func TestExploreTuning(t *testing.T) {
 		t.Fatal(err)
 	}
 	type knob struct {
-		label   string
-		set     func(*search.Tuning)
-		wordnet bool
+		label     string
+		set       func(*search.Tuning)
+		noWordNet bool // builds the index WithWordNet(false)
 	}
 	knobs := []knob{{"default", func(*search.Tuning) {}, false}}
 	if os.Getenv("CODECALLTEST_EXPLORE") == "wordnet" {
-		knobs = append(knobs, knob{"wordnet", func(*search.Tuning) {}, true})
+		knobs = append(knobs, knob{"wordnet off", func(*search.Tuning) {}, true})
 		for _, sc := range []float64{0.5, 0.85, 1} {
-			knobs = append(knobs, knob{fmt.Sprintf("wordnet scale %.2f", sc), func(tu *search.Tuning) { tu.SetWordNet(sc, false) }, true})
+			knobs = append(knobs, knob{fmt.Sprintf("wordnet scale %.2f", sc), func(tu *search.Tuning) { tu.SetWordNet(sc, false) }, false})
 		}
-		knobs = append(knobs, knob{"wordnet merge", func(tu *search.Tuning) { tu.SetWordNet(0.7, true) }, true})
+		knobs = append(knobs, knob{"wordnet merge", func(tu *search.Tuning) { tu.SetWordNet(0.7, true) }, false})
 	}
 	fields := []string{"name", "app", "title", "tags", "summary", "desc", "params", "paramdesc"}
 	base := search.DefaultTuning()
@@ -78,7 +78,7 @@ func TestExploreTuning(t *testing.T) {
 	for _, k := range knobs {
 		tu := search.DefaultTuning()
 		k.set(&tu)
-		ix, err := search.New(c.Tools, search.WithTuning(tu), search.WithWordNet(k.wordnet))
+		ix, err := search.New(c.Tools, search.WithTuning(tu), search.WithWordNet(!k.noWordNet))
 		if err != nil {
 			t.Fatal(err)
 		}
