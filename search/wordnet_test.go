@@ -116,6 +116,30 @@ func TestWordNetLazy(t *testing.T) {
 	}
 }
 
+// TestWordNetDecodedAtBuild checks that an Index with WordNet on (the
+// default) decodes the thesaurus while it is built, so that its first
+// search does not pay for it.
+func TestWordNetDecodedAtBuild(t *testing.T) {
+	saved := wordnet
+	t.Cleanup(func() { wordnet = saved })
+	calls := 0
+	wordnet = func() map[string]wordnetEntry {
+		calls++
+		return saved()
+	}
+	ix := wordnetTestIndex(t)
+	if calls == 0 {
+		t.Fatal("building an Index with WordNet on did not decode the thesaurus")
+	}
+	built := calls
+	if _, err := ix.Search(context.Background(), Query{Text: "mend a volume"}); err != nil {
+		t.Fatal(err)
+	}
+	if calls == built {
+		t.Error("the search did not read the thesaurus it was built with")
+	}
+}
+
 // TestWordNetDataCurrent regenerates the thesaurus from the WordNet
 // database, when it is installed (package wordnet-base), and checks that
 // the embedded file is what the generator writes.
