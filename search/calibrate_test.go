@@ -55,7 +55,7 @@ func TestCalibrationSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	fmt.Println("set\tkind\tscore\tnext\theadline\theadlineOwn\tcovered\tcoveredOwn\tunknown\tconcepts\ttop\tquery")
+	fmt.Println("set\tkind\tscore\tnext\theadline\theadlineOwn\tcovered\tcoveredOwn\tunknown\tconcepts\ttop\tquery\tupper")
 	for name, qs := range sets {
 		for _, q := range qs {
 			s, ok, err := search.TopSignals(context.Background(), ix, search.Query{Text: q.Text, AppIDs: q.AppIDs})
@@ -72,7 +72,7 @@ func TestCalibrationSignals(t *testing.T) {
 					kind = "right"
 				}
 			}
-			fmt.Printf("%s\t%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%s\t%s\n", name, kind, s.Score, s.Next, s.Headline, s.HeadlineOwn, s.Covered, s.CoveredOwn, s.Unknown, s.Concepts, s.Top, q.Text)
+			fmt.Printf("%s\t%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%s\t%s\t%.4f\n", name, kind, s.Score, s.Next, s.Headline, s.HeadlineOwn, s.Covered, s.CoveredOwn, s.Unknown, s.Concepts, s.Top, q.Text, s.Upper)
 		}
 	}
 }

@@ -55,6 +55,7 @@ type Signals struct {
 	Covered     float64 // weighted share matched anywhere, any form
 	CoveredOwn  float64 // weighted share matched anywhere by own words
 	Unknown     float64 // weighted share of concepts no tool mentions
+	Upper       float64 // coverage if each concept got its best match in any tool
 	Concepts    int
 }
 
@@ -101,7 +102,19 @@ func TopSignals(ctx context.Context, ix *Index, q Query) (Signals, bool, error) 
 			s.Unknown += r.weight
 		}
 	}
+	for _, r := range rs {
+		best := 0.0
+		for d := range ix.tools {
+			for _, v := range r.variants {
+				if m := ix.variantMask(d, v); m != 0 {
+					best = max(best, ix.cfg.fieldWeight(m)*v.weight)
+				}
+			}
+		}
+		s.Upper += r.weight * best
+	}
 	if total > 0 {
+		s.Upper /= total
 		s.Headline /= total
 		s.HeadlineOwn /= total
 		s.Covered /= total
