@@ -218,8 +218,9 @@ func WithLowRelevance(threshold float64) Option {
 // is widened with the synonyms of its most frequent sense that the catalog
 // uses ("mend" → repair, "acquire" → get), at 0.7 of the weight of a
 // curated related word. It is on by default: on the project's evaluation
-// set it answers one more request of the check set at ranks 1 and 5 and
-// changes no other figure for the worse (docs/search.md, "Third round").
+// sets it answers one more request of the check set at ranks 1 and 5 and
+// lowers no figure of the tune split, the check set or the corpus's dev
+// set (docs/search.md, "Third round").
 // The thesaurus is embedded in the binary and decoded once per process,
 // when the first Index that uses it is built; an Index without it never
 // decodes it.
