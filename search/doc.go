@@ -42,9 +42,9 @@
 //     vocabulary (create/add/new/open/…, issue/ticket/bug/…, dozens of
 //     groups, and a thesaurus of a few hundred more for the actions and
 //     objects of software tools; see WithRelatedTerms), which count less
-//     than the word itself. WithWordNet adds, for verbs the vocabulary
-//     does not relate, the synonyms of their most frequent WordNet sense
-//     (off by default: it did not measurably help).
+//     than the word itself. For verbs the vocabulary does not relate, the
+//     synonyms of their most frequent WordNet sense are related words too
+//     (see WithWordNet, which turns them off).
 //
 // A query that is a tool's name, or its name without the app prefix
 // ("create_issue", "github/create_issue", "createIssue"), returns that tool

@@ -61,12 +61,12 @@ func wordnetTestIndex(t *testing.T, opts ...Option) *Index {
 	return ix
 }
 
-// TestWordNetExpandsQuery checks that WithWordNet(true) widens a verb the
-// curated vocabulary does not relate with its WordNet synonyms that the
-// catalog has, one way and at a lower weight than a related word, and that
-// the default leaves the query alone.
+// TestWordNetExpandsQuery checks that an Index widens a verb the curated
+// vocabulary does not relate with its WordNet synonyms that the catalog
+// has, by default, one way and at a lower weight than a related word, and
+// that WithWordNet(false) leaves the query alone.
 func TestWordNetExpandsQuery(t *testing.T) {
-	on := wordnetTestIndex(t, WithWordNet(true))
+	on := wordnetTestIndex(t)
 	cs := on.lexicon.parse("mend a volume")
 	if len(cs) == 0 {
 		t.Fatal("no concepts")
@@ -91,16 +91,16 @@ func TestWordNetExpandsQuery(t *testing.T) {
 		t.Errorf("with WordNet, mend a volume: got %v, want repair_volume first", res.Hits)
 	}
 
-	off := wordnetTestIndex(t)
+	off := wordnetTestIndex(t, WithWordNet(false))
 	for _, v := range off.lexicon.parse("mend a volume")[0].variants {
 		if slices.Equal(v.terms, []string{"repair"}) {
-			t.Error("without WithWordNet, mend expands to repair")
+			t.Error("with WithWordNet(false), mend expands to repair")
 		}
 	}
 }
 
-// TestWordNetLazy checks that an Index without WithWordNet never decodes
-// the thesaurus.
+// TestWordNetLazy checks that an Index built with WithWordNet(false) never
+// decodes the thesaurus, neither when it is built nor when it searches.
 func TestWordNetLazy(t *testing.T) {
 	saved := wordnet
 	t.Cleanup(func() { wordnet = saved })
@@ -108,12 +108,35 @@ func TestWordNetLazy(t *testing.T) {
 		t.Error("the WordNet thesaurus was decoded by an Index that does not use it")
 		return nil
 	}
-	for _, ix := range []*Index{wordnetTestIndex(t), wordnetTestIndex(t, WithWordNet(false))} {
-		for _, q := range []string{"mend a volume", "repair the list", "show me everything"} {
-			if _, err := ix.Search(context.Background(), Query{Text: q}); err != nil {
-				t.Fatal(err)
-			}
+	ix := wordnetTestIndex(t, WithWordNet(false))
+	for _, q := range []string{"mend a volume", "repair the list", "show me everything"} {
+		if _, err := ix.Search(context.Background(), Query{Text: q}); err != nil {
+			t.Fatal(err)
 		}
+	}
+}
+
+// TestWordNetDecodedAtBuild checks that an Index with WordNet on (the
+// default) decodes the thesaurus while it is built, so that its first
+// search does not pay for it.
+func TestWordNetDecodedAtBuild(t *testing.T) {
+	saved := wordnet
+	t.Cleanup(func() { wordnet = saved })
+	calls := 0
+	wordnet = func() map[string]wordnetEntry {
+		calls++
+		return saved()
+	}
+	ix := wordnetTestIndex(t)
+	if calls == 0 {
+		t.Fatal("building an Index with WordNet on did not decode the thesaurus")
+	}
+	built := calls
+	if _, err := ix.Search(context.Background(), Query{Text: "mend a volume"}); err != nil {
+		t.Fatal(err)
+	}
+	if calls == built {
+		t.Error("the search did not read the thesaurus it was built with")
 	}
 }
 
