@@ -123,7 +123,7 @@ result = {
     "random": [random.random(), random.randint(0, 10**9), random.Random().random()], "shuffled": random.sample(range(100), 5),
     "uuid4": str(uuid.uuid4()), "uuid1": str(uuid.uuid1()), "order": order, "fired": fired, "servers": servers,
     "raceWon": [type(f.result()).__name__ for f in race], "isinstance": isinstance(datetime.datetime.now(), datetime.date),
-    "token": len(secrets.token_hex(8)),
+    "token": len(secrets.token_hex(8)), "hash": hash("codecall"), "set": list({"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}),
 }
 `
 
@@ -156,6 +156,9 @@ func TestPythonReplayRepeatable(t *testing.T) {
 	p := newPythonPool(t, l, WithSize(2))
 	first, h1 := runReplay(t, p, replayOpts(l, 42), replayPlan)
 	second, h2 := runReplay(t, p, replayOpts(l, 42), replayPlan)
+	if len(first.Warnings) > 0 {
+		t.Fatalf("warnings: %v", first.Warnings)
+	}
 	if string(first.Result) != string(second.Result) {
 		t.Fatalf("two runs under the same Replay differ:\n%s\n%s", first.Result, second.Result)
 	}
