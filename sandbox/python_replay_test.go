@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,5 +235,101 @@ func TestPythonReplayRepeatable(t *testing.T) {
 	_ = json.Unmarshal(first.Result, &f)
 	if slices.Equal(o.Random, f.Random) || o.UUID4 == f.UUID4 {
 		t.Errorf("seeds 42 and 43 drew the same values: %v %s", o.Random, o.UUID4)
+	}
+}
+
+// TestPythonWithoutReplay: without Replay a plan's calls carry no index
+// and it reads the real clock and fresh random numbers, as before.
+func TestPythonWithoutReplay(t *testing.T) {
+	l := limits(t)
+	l.Timeout = 20 * time.Second
+	p := newPythonPool(t, l, WithSize(2))
+	opts := vm.Options{RunID: "py-plain", Limits: l, Context: json.RawMessage(`{}`)}
+	before := float64(time.Now().UnixMilli()) / 1e3
+	first, h := runReplay(t, p, opts, replayPlan)
+	second, _ := runReplay(t, p, opts, replayPlan)
+	for _, c := range h.byIndex() {
+		if c.Index != -1 {
+			t.Fatalf("a call without Replay carries index %d: %v", c.Index, h.byIndex())
+		}
+	}
+	var a, b struct {
+		T0     float64
+		Random []float64
+		UUID4  string
+	}
+	_ = json.Unmarshal(first.Result, &a)
+	_ = json.Unmarshal(second.Result, &b)
+	if a.T0 < before-1 || a.T0 > float64(time.Now().UnixMilli())/1e3+1 {
+		t.Errorf("time.time() read %f, not the real clock (%f)", a.T0, before)
+	}
+	if slices.Equal(a.Random, b.Random) || a.UUID4 == b.UUID4 {
+		t.Errorf("two runs drew the same random values: %v %s", a.Random, a.UUID4)
+	}
+}
+
+// TestPythonReplaySettling: under Replay, more calls than maxConcurrency
+// settle in call order, a call the plan withdraws holds up none after
+// it, a plan polling a call with asyncio.sleep(0) still sees it settle,
+// and a timer due after the run's deadline ends the run at once.
+func TestPythonReplaySettling(t *testing.T) {
+	l := limits(t)
+	l.Timeout = 20 * time.Second
+	p := newPythonPool(t, l, WithSize(2))
+	cases := []struct {
+		name, plan, want string
+		status           vm.Status
+	}{
+		{"gather beyond maxConcurrency", `import asyncio
+order = []
+async def one(i):
+    v = await call_tool("echo", {"i": i})
+    order.append(v["i"])
+result = {"n": len(await asyncio.gather(*[one(i) for i in range(12)])), "order": order}
+`, `{"n":12,"order":[0,1,2,3,4,5,6,7,8,9,10,11]}`, vm.StatusOK},
+		{"withdrawn call", `import asyncio
+t = asyncio.ensure_future(call_tool("sleep", {}))
+await asyncio.sleep(0)
+t.cancel()
+result = await call_tool("echo", {"after": 1})
+`, `{"after":1}`, vm.StatusOK},
+		{"polling with sleep(0)", `import asyncio
+t = asyncio.ensure_future(call_tool("echo", {"x": 1}))
+spins = 0
+while not t.done():
+    spins += 1
+    await asyncio.sleep(0)
+result = {"spins": spins, "v": t.result()}
+`, `{"spins":1001,"v":{"x":1}}`, vm.StatusOK},
+		{"timer past the deadline", `import asyncio
+await asyncio.sleep(3600)
+result = 1
+`, "", vm.StatusTimeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newReplayHost()
+			begin := time.Now()
+			res := p.RunPython(context.Background(), tc.plan, h, replayOpts(l, 7))
+			b, _ := json.Marshal(res)
+			if res.Status != tc.status || (tc.want != "" && string(res.Result) != tc.want) {
+				t.Fatalf("got %s", b)
+			}
+			if tc.status == vm.StatusTimeout {
+				// The cause: the run ended because the timer was due after
+				// the deadline, not because the deadline passed.
+				if res.Error == nil || !strings.Contains(res.Error.Message, "waiting for a timer due after the run's timeout") {
+					t.Fatalf("got %s", b)
+				}
+				if d := time.Since(begin); d > l.Timeout {
+					t.Fatalf("the run took %v", d)
+				}
+			}
+			for i, c := range h.byIndex() {
+				if c.Index != i {
+					t.Fatalf("call %d carries index %d: %v", i, c.Index, h.byIndex())
+				}
+			}
+		})
 	}
 }

@@ -145,6 +145,7 @@ class _Replay:
         self.arrived = {}   # index -> its reply, waiting for earlier calls
         self.index_of = {}  # id -> index
         self.due_target, self.due_real = None, 0.0
+        self.busy = 0       # loop turns in a row with work ready
 
     # The plan's clocks.
     def now_ns(self):
@@ -306,6 +307,9 @@ class _Replay:
         return True
 
 
+_BUSY_TURNS = 1000
+
+
 class _ReplaySelector(selectors.BaseSelector):
     """The event loop's selector under Replay. The loop asks it for I/O
     with a timeout of 0 while the plan has work ready, None when it has
@@ -339,9 +343,17 @@ class _ReplaySelector(selectors.BaseSelector):
         rp = self.replay
         if timeout == 0:
             # Work is ready (or a timer is due): nothing from outside is
-            # seen until it is done.
-            return []
+            # seen until it is done, or until the plan has spun
+            # _BUSY_TURNS turns in a row (a count, so the same on every
+            # run) with a call in flight, as a plan polling a call with
+            # `await asyncio.sleep(0)` does: it then waits for the call.
+            rp.busy += 1
+            if rp.busy < _BUSY_TURNS or not rp.sent:
+                return []
+        else:
+            rp.busy = 0
         if rp.settle(self.run.pending):
+            rp.busy = 0
             return []
         if rp.sent or timeout is None:
             # A call in flight wins over any timer.
