@@ -493,6 +493,7 @@ class _Run:
         self.warnings = []
         self.catalog = None
         self.sync_id, self.sync_reply = None, None
+        self.main, self.stop_code = None, None  # the plan's task; the server's stop
         self.logs = _Logs(self.max_log, self.start, self.warn)
         self.clock = _Clock(self.timeout)
         self.buf = bytearray()
@@ -520,7 +521,9 @@ class _Run:
             m = json.loads(self.buf[4:4 + n])
             del self.buf[:4 + n]
             t, cid = m.get("t"), m.get("id", 0)
-            if t == "suspend":
+            if t == "stop":
+                self._stop(m.get("code") or "@canceled")
+            elif t == "suspend":
                 self.clock.suspend(cid)
             elif t == "resume":
                 self.clock.resume(cid)
@@ -534,6 +537,24 @@ class _Run:
                 fut = self.pending.pop(cid, None)
                 if fut is not None and not fut.done():
                     fut.set_result(m)
+
+    def _stop(self, code):
+        """The request ended (the client went, its deadline passed, or a
+        durable run pauses): the plan stops where it waits, and the run
+        sends its result with the logs so far. A plan busy in its own code
+        stops at its next await, or is killed by the server."""
+        if self.stop_code is not None:
+            return
+        self.stop_code = code
+        if self.sync_id is not None:
+            raise self.stopped()  # in a *_sync helper, in the plan's frame
+        if self.main is not None:
+            self.main.cancel()
+
+    def stopped(self):
+        if self.stop_code == "@deadline":
+            return _Stop("timeout", {"message": "the run reached the client's deadline for the request"})
+        return _Stop("cancelled", {"message": "the run was cancelled by the client"})
 
     def request_sync(self, msg):
         """One request answered before it returns, for the *_sync
@@ -983,7 +1004,7 @@ def _serve():
     g.update(_helpers(run))
     os.set_blocking(_IN, False)
     loop.add_reader(_IN, run.on_readable)
-    main = loop.create_task(_main(run, code, g))
+    main = run.main = loop.create_task(_main(run, code, g))
     status, error, result = "ok", None, None
     try:
         loop.run_until_complete(main)
@@ -992,7 +1013,7 @@ def _serve():
             run.warn("no_result", "the plan set no `result` variable; its result is null")
         result = _export(run, g.get("result"))
     except BaseException as e:
-        status, error = _outcome(run, e)
+        status, error = _outcome(run, run.stopped() if run.stop_code is not None and not isinstance(e, _Stop) else e)
     run.clock.stop()
     # Calls the plan never awaited are withdrawn, as in JavaScript.
     try:
