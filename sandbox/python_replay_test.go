@@ -121,7 +121,7 @@ result = {
     "t0": t0, "t0ns": t0ns, "d0": d0, "afterCalls": after_calls, "afterTimers": time.time(), "mono": time.monotonic() - m0,
     "now": datetime.datetime.now().isoformat(), "utcnow": datetime.datetime.utcnow().isoformat(), "today": datetime.date.today().isoformat(),
     "ctime": time.ctime(), "strftime": time.strftime("%Y-%m-%d %H:%M:%S"),
-    "random": [random.random(), random.randint(0, 10**9), random.Random().random()], "shuffled": random.sample(range(100), 5),
+    "random": [random.random(), random.randint(0, 10**9), random.Random().random(), (random.seed(), random.random())[1]], "shuffled": random.sample(range(100), 5),
     "uuid4": str(uuid.uuid4()), "uuid1": str(uuid.uuid1()), "order": order, "fired": fired, "servers": servers,
     "raceWon": [type(f.result()).__name__ for f in race], "isinstance": isinstance(datetime.datetime.now(), datetime.date),
     "token": len(secrets.token_hex(8)), "hash": hash("codecall"), "set": list({"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}),

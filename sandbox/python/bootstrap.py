@@ -166,6 +166,7 @@ class _Replay:
 
         seed.__doc__ = real_seed.__doc__
         random.Random.seed = seed
+        random.seed = random._inst.seed  # the module's, bound to the old method
         ids = random.Random(self.seed ^ 0x5851F42D4C957F2D)
 
         def uuid4():
