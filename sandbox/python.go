@@ -284,7 +284,13 @@ func (p *Pool) Python() *Python { return p.cfg.python }
 // server holds the worker to the run's budgets, and a worker that breaks
 // the protocol, outlives the timeout or dies is killed and reported with
 // its cause. The interpreter compiles the plan itself: a syntax error comes
-// back as syntax_error with its line and column in source.
+// back as syntax_error with its line and column in source. With
+// opts.Replay the run is repeatable as a JavaScript one is (vm.Replay):
+// each call and discovery reaches host with its vm.CallIndex, and the
+// bootstrap seeds random and uuid, gives the plan a virtual clock, settles
+// replies in call order, fires timers only with no call in flight and
+// fixes the interpreter's hash key (docs/architecture.md, "Python under
+// vm.Replay").
 func (p *Pool) RunPython(ctx context.Context, source string, host vm.Host, opts vm.Options) *vm.Result {
 	if p.cfg.python == nil {
 		return &vm.Result{Status: vm.StatusIllegalAccess, RunID: opts.RunID, ToolTrace: []vm.TraceEntry{},

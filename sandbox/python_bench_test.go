@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/codecall-go/codecall/vm"
 )
 
 // BenchmarkPythonSpawn measures a Python worker's start-up, from spawn to
@@ -27,4 +29,26 @@ func BenchmarkPythonSpawn(b *testing.B) {
 	slices.Sort(ds)
 	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "ready-p50-ms")
 	b.ReportMetric(float64(ds[int(0.95*float64(len(ds)-1))].Microseconds())/1000, "ready-p95-ms")
+}
+
+// BenchmarkPythonRun measures a trivial Python plan's run in a warm pool,
+// with and without vm.Replay: a run under Replay starts the interpreter
+// again with a fixed hash key (bootstrap.py's _hash_reexec), and this is
+// its price.
+func BenchmarkPythonRun(b *testing.B) {
+	l := limits(b)
+	p := newPythonPool(b, l, WithSize(2))
+	for _, bc := range []struct {
+		name   string
+		replay *vm.Replay
+	}{{"plain", nil}, {"replay", &vm.Replay{Seed: 1, EpochMs: 1_700_000_000_000}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				res := p.RunPython(context.Background(), "result = 1", newTestHost(), vm.Options{RunID: "bench", Limits: l, Replay: bc.replay})
+				if res.Status != vm.StatusOK {
+					b.Fatalf("%s: %+v", res.Status, res.Error)
+				}
+			}
+		})
+	}
 }

@@ -3,9 +3,11 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/presets"
@@ -157,5 +159,39 @@ result = {"sync": sync, "async": {"servers": await list_servers(), "tools": [t["
 		!strings.Contains(got.Async.Summary, "2 servers, 3 tools") || len(got.Sync.Search) != 1 || len(got.Async.Search) != 1 ||
 		len(got.Echoed) != 2 || got.Echoed[1]["b"] != 2 {
 		t.Errorf("helpers: %s", res.Result)
+	}
+}
+
+// TestPythonStopKeepsLogs: when the request ends while a Python plan
+// waits for a timer (with or without Replay), the bootstrap stops the plan
+// and sends its result with the logs so far; a worker killed after
+// stopGrace would lose them. (A plan waiting for a call already ends
+// with that call's cancelled reply.)
+func TestPythonStopKeepsLogs(t *testing.T) {
+	l := limits(t)
+	l.Timeout = 20 * time.Second
+	p := newPythonPool(t, l, WithSize(2))
+	plan := `import asyncio
+await call_tool("echo", {})
+print("before")
+await asyncio.sleep(10)
+result = "never"`
+	for _, replay := range []*vm.Replay{nil, {Seed: 3, EpochMs: 1_700_000_000_000}} {
+		t.Run(fmt.Sprintf("replay=%v", replay != nil), func(t *testing.T) {
+			h := pythonHost()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			call := h.Call
+			h.Call = func(cctx context.Context, name string, input map[string]any) (json.RawMessage, error) {
+				// The reply is on its way before the request ends.
+				time.AfterFunc(200*time.Millisecond, cancel)
+				return call(cctx, name, input)
+			}
+			res := p.RunPython(ctx, plan, h, vm.Options{RunID: "py-stop", Limits: l, Context: json.RawMessage(`{}`), Replay: replay})
+			b, _ := json.Marshal(res)
+			if res.Status != vm.StatusCancelled || len(res.Logs) != 1 || res.Logs[0].Message != "before" {
+				t.Fatalf("got %s", b)
+			}
+		})
 	}
 }
