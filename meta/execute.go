@@ -168,9 +168,9 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		}
 		planContext = b
 	}
-	// Durable runs replay JavaScript plans from their journal; a Python
-	// plan pauses for approvals in this process, as without a state store.
-	if st.Durable != nil && server.IsModernRequest(ctx) && lang != LanguagePython {
+	// A 2026-07-28 client's plan that pauses for an approval is saved and
+	// replayed on the answer, on any replica (see Durable).
+	if st.Durable != nil && server.IsModernRequest(ctx) {
 		res, status := h.runDurable(ctx, st, req, newSavedPlan(st, in, lang, format, runID, session, scriptSHA, start), launch, limits)
 		span.SetAttributes(attribute.String("codecall.status", string(status)))
 		return res, nil

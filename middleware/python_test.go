@@ -15,7 +15,6 @@ import (
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
-	"github.com/codecall-go/codecall/state"
 )
 
 // withPython lists python in vm.languages, with process isolation.
@@ -168,25 +167,36 @@ result = s`})
 	}
 }
 
-// TestPythonPlanPausesWithAStateStore: with a state store, a 2026-07-28
-// client's Python plan pauses for an approval in the process it runs in
-// (durable runs replay JavaScript plans) and resumes on the answer.
-func TestPythonPlanPausesWithAStateStore(t *testing.T) {
-	shop := newApprovalShopWith(t, func(cfg *presets.Config) {
+// TestPythonPlanDurable: with a state store, a 2026-07-28 client's Python
+// plan that pauses for an approval is saved like a JavaScript one, and
+// the answer may reach another replica: the plan runs again there under
+// vm.Replay, its first call answered from the journal, and no tool runs
+// twice.
+func TestPythonPlanDurable(t *testing.T) {
+	r := newReplicas(t, 2, nil, func(_ int, cfg *presets.Config) {
 		withPython(cfg)
-		cfg.Approval.Timeout = 10 * time.Second
-	}, middleware.WithStateStore(state.NewMemory(), testStateKey))
-	if py := shop.cc.Isolation().Python; py == nil || py.Off != "" {
+		cfg.Approval.Timeout = 30 * time.Second
+	})
+	if py := r.shops[0].cc.Isolation().Python; py == nil || py.Off != "" {
+		if os.Getenv("CODECALLTEST_PYTHON") == "1" {
+			t.Fatalf("CODECALLTEST_PYTHON=1 and Python plans cannot run: %+v", py)
+		}
 		t.Skipf("Python plans cannot run here: %+v", py)
 	}
-	args := map[string]any{"language": "python", "script": `r = await call_tool("shop.delete_order", {"id": "o1"})
-result = {"deleted": r["ok"]}`}
-	res := rawModernCall(t, shop, "codecall.execute", args, "", "")
-	if res.ResultType != mcp.ResultTypeInputRequired || res.RequestState == "" {
-		t.Fatalf("the Python plan did not pause: %+v", res)
+	args := map[string]any{"language": "python", "script": `import random, time, uuid
+before = await call_tool("shop.list_orders", {})
+tag = f"{random.random()}-{time.time()}-{uuid.uuid4()}"
+r = await call_tool("shop.delete_order", {"id": tag})
+result = {"listed": before["ok"], "deleted": r["ok"]}`}
+	first := rawModernCall(t, r.shops[0], "codecall.execute", args, "", "")
+	o := readOutcome(t, rawModernCall(t, r.shops[1], "codecall.execute", args, mustPause(t, first), "approve"))
+	if o.Status != "ok" || string(o.Result) != `{"listed":true,"deleted":true}` {
+		t.Fatalf("after the approval on another replica: %+v %+v", o, o.Error)
 	}
-	o := readOutcome(t, rawModernCall(t, shop, "codecall.execute", args, res.RequestState, "approve"))
-	if o.Status != "ok" || string(o.Result) != `{"deleted":true}` || shop.count("shop.delete_order") != 1 {
-		t.Errorf("after the approval: %+v, %d calls", o, shop.count("shop.delete_order"))
+	if r.count("shop.list_orders") != 1 || r.count("shop.delete_order") != 1 {
+		t.Fatalf("list ran %d times, delete %d; want 1 and 1", r.count("shop.list_orders"), r.count("shop.delete_order"))
+	}
+	if len(o.Warnings) == 0 || o.Warnings[0].Type != "replayed" {
+		t.Errorf("the resumed run should say it was replayed: %+v", o.Warnings)
 	}
 }
