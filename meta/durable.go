@@ -165,10 +165,8 @@ func (d *Durable) load(ctx context.Context, runID string) (*savedPlan, error) {
 // save writes a saved plan; it lives until its prompt expires, and grace
 // longer.
 func (d *Durable) save(ctx context.Context, p *savedPlan) error {
-	if p.holder != "" {
-		if err := d.holds(ctx, p.RunID, p.holder); err != nil {
-			return err
-		}
+	if err := d.stillHolds(ctx, p); err != nil {
+		return err
 	}
 	p.Version = savedPlanVersion
 	b, err := json.Marshal(p)
@@ -184,8 +182,24 @@ func (d *Durable) save(ctx context.Context, p *savedPlan) error {
 
 // acquire takes the lease on a saved plan: one replica at a time resumes
 // it. holder names this attempt.
-func (d *Durable) acquire(ctx context.Context, runID, holder string) error {
-	return d.store.PutNew(ctx, leaseKey(runID), []byte(holder), d.lease)
+func (d *Durable) acquire(ctx context.Context, runID, holder string) (until time.Time, err error) {
+	sent := d.now()
+	if err := d.store.PutNew(ctx, leaseKey(runID), []byte(holder), d.lease); err != nil {
+		return time.Time{}, err
+	}
+	// The store starts the lease's TTL when it receives the request, after
+	// sent: until four fifths of the lease have passed here, it is surely
+	// still ours, and checking costs no round trip.
+	return sent.Add(d.lease - d.lease/5), nil
+}
+
+// stillHolds is holds for a plan this replica resumes: answered locally
+// while the lease surely runs, by the store after that.
+func (d *Durable) stillHolds(ctx context.Context, p *savedPlan) error {
+	if p.holder == "" || d.now().Before(p.leaseUntil) {
+		return nil
+	}
+	return d.holds(ctx, p.RunID, p.holder)
 }
 
 // errLeaseLost: the lease on a plan ran out while this replica resumed it.
@@ -219,10 +233,8 @@ func (d *Durable) release(ctx context.Context, runID, holder string) {
 // lease of the replica that ran it last.
 func (d *Durable) forget(ctx context.Context, p *savedPlan) error {
 	ctx = context.WithoutCancel(ctx)
-	if p.holder != "" {
-		if err := d.holds(ctx, p.RunID, p.holder); err != nil {
-			return err
-		}
+	if err := d.stillHolds(ctx, p); err != nil {
+		return err
 	}
 	if err := d.store.Delete(ctx, runKey(p.RunID)); err != nil {
 		return err

@@ -264,7 +264,8 @@ func (h *handlers) resumeDurable(ctx context.Context, st *State, req mcp.CallToo
 		return invalid("requestState", "the server's state store cannot be reached, so the answer was not recorded and nothing ran; send the same request again later")
 	}
 	holder := newRunID()
-	if err := d.acquire(ctx, runID, holder); err != nil {
+	leaseUntil, err := d.acquire(ctx, runID, holder)
+	if err != nil {
 		if errors.Is(err, state.ErrExists) {
 			return invalid("requestState", fmt.Sprintf("this plan is being resumed by another request; wait for its answer (a server that stopped while resuming it releases it within %v)", d.lease))
 		}
@@ -306,7 +307,7 @@ func (h *handlers) resumeDurable(ctx context.Context, st *State, req mcp.CallToo
 	}
 	// From here every save checks the lease first (the answer's, just
 	// above, follows its taking).
-	p.holder = holder
+	p.holder, p.leaseUntil = holder, leaseUntil
 	d.counters.resumes.Add(1)
 	res, _ := h.runDurable(ctx, st, req, p, nil, presets.Limits{})
 	released = p.holder == ""

@@ -80,7 +80,8 @@ func (d *Durable) SweepExpired(ctx context.Context, st *State, now time.Time) (i
 // sweepOne ends one plan whose prompt expired, under its lease.
 func (d *Durable) sweepOne(ctx context.Context, st *State, runID string, now time.Time) (bool, error) {
 	holder := newRunID()
-	if err := d.acquire(ctx, runID, holder); err != nil {
+	leaseUntil, err := d.acquire(ctx, runID, holder)
+	if err != nil {
 		if errors.Is(err, state.ErrExists) {
 			return false, nil // being resumed, or swept by another replica
 		}
@@ -97,7 +98,7 @@ func (d *Durable) sweepOne(ctx context.Context, st *State, runID string, now tim
 		d.release(ctx, runID, holder)
 		return false, err
 	}
-	p.holder = holder
+	p.holder, p.leaseUntil = holder, leaseUntil
 	if p.Pending == nil || now.Before(time.UnixMilli(p.ExpiresMs).Add(d.sweepDelay())) {
 		// Paused again since it was listed: a later sweep looks again.
 		d.release(ctx, runID, holder)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -76,8 +77,10 @@ type savedPlan struct {
 	Approval  ApprovalState `json:"approval,omitempty"`
 
 	// holder is the lease the replica running the plan holds, when it
-	// resumed it; not saved.
-	holder string
+	// resumed it, and leaseUntil when it may stop trusting it without
+	// asking the store; not saved.
+	holder     string
+	leaseUntil time.Time
 }
 
 // callRef names one call of a run: where it is, what it called, and the

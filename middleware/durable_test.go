@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/codecall-go/codecall/internal/mcptest"
+	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/state"
@@ -31,6 +32,12 @@ type replicas struct {
 
 func newReplicas(t *testing.T, n int, store state.Store, mut func(i int, cfg *presets.Config)) *replicas {
 	t.Helper()
+	return newReplicasWith(t, n, store, mut, nil)
+}
+
+// newReplicasWith is newReplicas with options of replica i's own.
+func newReplicasWith(t *testing.T, n int, store state.Store, mut func(i int, cfg *presets.Config), opts func(i int) []middleware.Option) *replicas {
+	t.Helper()
 	if store == nil {
 		store = state.NewMemory()
 	}
@@ -42,9 +49,16 @@ func newReplicas(t *testing.T, n int, store state.Store, mut func(i int, cfg *pr
 			if mut != nil {
 				mut(i, cfg)
 			}
-		}, middleware.WithStateStore(store, testStateKey)))
+		}, append([]middleware.Option{middleware.WithStateStore(store, testStateKey)}, optsFor(opts, i)...)...))
 	}
 	return r
+}
+
+func optsFor(opts func(i int) []middleware.Option, i int) []middleware.Option {
+	if opts == nil {
+		return nil
+	}
+	return opts(i)
 }
 
 // count sums the calls of a tool that reached any replica's upstream.
@@ -383,7 +397,16 @@ func TestDurableCodeMode(t *testing.T) {
 // next answer does not make that call again, since nobody knows whether it
 // took effect: the run ends at it, saying so.
 func TestDurableCallCutShort(t *testing.T) {
-	r := newReplicas(t, 3, nil, nil)
+	// Replica 1's clock jumps past its lease while its call runs, as a
+	// replica stalled that long sees it.
+	var skew atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	r := newReplicasWith(t, 3, nil, nil, func(i int) []middleware.Option {
+		if i != 1 {
+			return nil
+		}
+		return []middleware.Option{middleware.WithDurableOptions(meta.WithDurableClock(clock))}
+	})
 	entered, unblock := make(chan struct{}), make(chan struct{})
 	var slow atomic.Int64
 	for i, s := range r.shops {
@@ -410,11 +433,12 @@ func TestDurableCallCutShort(t *testing.T) {
 		t.Fatalf("the resumed plan never reached shop.ship: %+v", res)
 	}
 	// Replica 1 is inside shop.ship. Its lease running out is what a
-	// replica killed at this point leaves behind.
+	// replica killed (or stalled) at this point leaves behind.
 	runID := strings.Split(token, ".")[1]
 	if err := r.store.Delete(context.Background(), "lease/"+runID); err != nil {
 		t.Fatal(err)
 	}
+	skew.Store(int64(time.Hour))
 	o := readOutcome(t, r.execute(t, 2, script, token, "approve"))
 	if o.Status != "runtime_error" || o.Error == nil || o.Error.Kind != "replay_diverged" ||
 		!strings.Contains(o.Error.Message, "whether it took effect is unknown") {

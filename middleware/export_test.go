@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/codecall-go/codecall/meta"
 	"github.com/codecall-go/codecall/search"
 )
 
@@ -15,3 +16,8 @@ func WithIndexBuild(build search.BuildFunc) Option {
 
 // SweepPaused runs one sweep of paused plans as if the clock read now.
 func (c *CodeCall) SweepPaused(now time.Time) int { return c.sweepOnce(context.Background(), now) }
+
+// WithDurableOptions passes opts to meta.NewDurable (a test's clock).
+func WithDurableOptions(opts ...meta.DurableOption) Option {
+	return func(o *options) { o.durableOpts = append(o.durableOpts, opts...) }
+}

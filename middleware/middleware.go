@@ -101,6 +101,7 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		if l := cfg.State.ResumeLease; l > 0 {
 			durOpts = append(durOpts, meta.WithResumeLease(l))
 		}
+		durOpts = append(durOpts, o.durableOpts...)
 		if c.durable, err = meta.NewDurable(o.stateStore, o.stateKey, durOpts...); err != nil {
 			return nil, fmt.Errorf("codecall: WithStateStore: %w", err)
 		}

@@ -53,6 +53,7 @@ type options struct {
 	oobEnabled   bool
 	stateStore   state.Store
 	stateKey     []byte
+	durableOpts  []meta.DurableOption // tests: the Durable's clock
 	sandbox      []sandbox.Option
 	servers      meta.Servers
 	surfaces     []presets.Surface
