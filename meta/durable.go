@@ -44,6 +44,7 @@ type Durable struct {
 	// that stops while it runs one releases it when the lease runs out.
 	lease    time.Duration
 	counters *durableCounters
+	drift    drift // the digests of the catalog and config a plan saw
 }
 
 // DurableOption configures NewDurable.

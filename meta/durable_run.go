@@ -214,6 +214,9 @@ func (h *handlers) runDurable(ctx context.Context, st *State, req mcp.CallToolRe
 		res.Warnings = append(res.Warnings, vm.Warning{Type: WarningReplayed,
 			Message: fmt.Sprintf("the plan was resumed after an approval: it ran again from its start, and %d calls were answered from its journal without being made again", j.replayed)})
 	}
+	if w := st.Durable.drift.changedWarning(st, p); w != nil && p.Pause > 0 {
+		res.Warnings = append(res.Warnings, *w)
+	}
 	return pr.finisher(h)(ctx, st, pr, res), res.Status
 }
 
@@ -227,6 +230,9 @@ const WarningReplayed = "replayed"
 func (h *handlers) pauseDurable(ctx context.Context, st *State, p *savedPlan, pr *pausedRun, j *runJournal, res *vm.Result) (*mcp.CallToolResult, vm.Status) {
 	ref, req := j.firstAsk()
 	p.Journal, p.Started = j.entries(), nil
+	if p.Pause == 0 {
+		p.CatalogDigest, p.ConfigDigest = st.Durable.drift.digests(st)
+	}
 	p.Pending = &ref
 	p.Pause++
 	p.ExpiresMs = st.Durable.now().Add(st.Approvals.Timeout()).UnixMilli()

@@ -55,9 +55,13 @@ type savedPlan struct {
 	// Started is when the first run started (Unix milliseconds); the
 	// run's duration counts from it.
 	StartedMs int64 `json:"startedMs"`
-	// CatalogVersion and ConfigPreset say what the first run saw; a
-	// resumed run reports a difference in its warnings.
+	// CatalogVersion is the first run's snapshot version on its replica.
+	// CatalogDigest and ConfigDigest say what the first run saw, the same
+	// on every replica: a resumed run reports a difference in its
+	// warnings (WarningReplayChanged).
 	CatalogVersion uint64 `json:"catalogVersion"`
+	CatalogDigest  string `json:"catalogDigest,omitempty"`
+	ConfigDigest   string `json:"configDigest,omitempty"`
 	// Journal holds every call the plan completed, in call order.
 	Journal []journalEntry `json:"journal"`
 	// Decisions are the answers given to the plan's prompts, by call

@@ -99,6 +99,15 @@ func readOutcome(t *testing.T, res *mcp.CallToolResult) outcome {
 	return o
 }
 
+func hasWarning(o outcome, typ string) bool {
+	for _, w := range o.Warnings {
+		if w.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
 func mustPause(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
 	if res.ResultType != mcp.ResultTypeInputRequired || !strings.HasPrefix(res.RequestState, "ccr1.") {
@@ -169,6 +178,9 @@ func TestDurableReplay(t *testing.T) {
 					t.Errorf("%s ran %d times, want %d", tool, got, want)
 				}
 			}
+			if hasWarning(o, "replay_changed") {
+				t.Errorf("nothing changed between pause and answer: %+v", o.Warnings)
+			}
 			replayed := len(o.Warnings) > 0 && o.Warnings[0].Type == "replayed"
 			// Promise.all starts its three calls together: the approval
 			// may stop the first run before the other two reach their
@@ -222,6 +234,9 @@ func TestDurableDivergence(t *testing.T) {
 	if o.Status != "runtime_error" || o.Error == nil || o.Error.Kind != "replay_diverged" ||
 		!strings.Contains(o.Error.Message, "differs from its first run") {
 		t.Fatalf("diverged run: %+v %+v", o, o.Error)
+	}
+	if !hasWarning(o, "replay_changed") {
+		t.Errorf("the resumed run should say the tools changed since its first run: %+v", o.Warnings)
 	}
 	if r.count("shop.list_orders") != 1 || r.count("shop.update_note") != 0 || r.count("shop.delete_order") != 0 {
 		t.Fatalf("calls: list %d, note %d, delete %d; want 1, 0, 0",
