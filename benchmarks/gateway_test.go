@@ -85,6 +85,22 @@ func gatewayFor(b *testing.B, servers map[string]presets.Upstream) *server.MCPSe
 	return gw.Server()
 }
 
+// bareProxy is the least an mcp-go gateway can do: an mcp-go server with
+// the upstream's tool under the gateway's name, forwarding each call
+// through up, an initialized client of its own.
+func bareProxy(b *testing.B, up *client.Client) *server.MCPServer {
+	mcptest.Initialize(b, up)
+	srv := server.NewMCPServer("floor", "1", server.WithToolCapabilities(true))
+	srv.AddTool(mcp.NewTool("up.get_record", mcp.WithNumber("id", mcp.Required())),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			fwd := mcp.CallToolRequest{}
+			fwd.Params.Name = "get_record"
+			fwd.Params.Arguments = req.Params.Arguments
+			return up.CallTool(ctx, fwd)
+		})
+	return srv
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func callRecord(b *testing.B, c *client.Client, name string, id int) *mcp.CallToolResult {
@@ -107,31 +123,44 @@ func percentile(d []time.Duration, p float64) float64 {
 // CodeCall gateway -> upstream) against the same call made directly to the
 // upstream by a client, alternating in the same run. The upstream is a
 // stdio process or a streamable HTTP server.
+//
+// A third call in each round goes through the floor of any mcp-go gateway:
+// a bare mcp-go server on the same in-memory stdio front whose handler
+// forwards the call with an mcp-go client of its own (no gate, policy,
+// audit or redaction). floor-p50-ratio is what the extra hop costs before
+// CodeCall does anything; vs-floor-p50 is CodeCall's own share.
 func BenchmarkGatewayOverhead(b *testing.B) {
 	for _, kind := range []string{"stdio", "http"} {
 		b.Run(kind, func(b *testing.B) {
-			var direct *client.Client
 			var entry presets.Upstream
+			var dial func() *client.Client
 			switch kind {
 			case "stdio":
 				entry = upstreamEntry(b)
-				direct = client.NewClient(transport.NewStdioWithOptions(entry.Command, []string{upstreamVar + "=1"}, nil))
+				dial = func() *client.Client {
+					return client.NewClient(transport.NewStdioWithOptions(entry.Command, []string{upstreamVar + "=1"}, nil))
+				}
 			case "http":
 				hs := httptest.NewServer(server.NewStreamableHTTPServer(upstreamServer()))
 				b.Cleanup(hs.Close)
 				entry = presets.Upstream{URL: hs.URL + "/mcp"}
-				t, err := transport.NewStreamableHTTP(entry.URL)
-				if err != nil {
-					b.Fatal(err)
+				dial = func() *client.Client {
+					t, err := transport.NewStreamableHTTP(entry.URL)
+					if err != nil {
+						b.Fatal(err)
+					}
+					return client.NewClient(t)
 				}
-				direct = client.NewClient(t)
 			}
+			direct := dial()
 			mcptest.Initialize(b, direct)
 			viaGateway := mcptest.Connect(b, gatewayFor(b, map[string]presets.Upstream{"up": entry}), mcptest.Stdio())
+			viaFloor := mcptest.Connect(b, bareProxy(b, dial()), mcptest.Stdio())
 			callRecord(b, direct, "get_record", 1)
 			callRecord(b, viaGateway, "up.get_record", 1)
+			callRecord(b, viaFloor, "up.get_record", 1)
 
-			var dd, gd []time.Duration
+			var dd, gd, fd []time.Duration
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				start := time.Now()
@@ -140,14 +169,20 @@ func BenchmarkGatewayOverhead(b *testing.B) {
 				start = time.Now()
 				callRecord(b, viaGateway, "up.get_record", i)
 				gd = append(gd, time.Since(start))
+				start = time.Now()
+				callRecord(b, viaFloor, "up.get_record", i)
+				fd = append(fd, time.Since(start))
 			}
 			b.StopTimer()
 			b.ReportMetric(percentile(dd, 0.5), "direct-p50-µs")
 			b.ReportMetric(percentile(dd, 0.95), "direct-p95-µs")
 			b.ReportMetric(percentile(gd, 0.5), "gateway-p50-µs")
 			b.ReportMetric(percentile(gd, 0.95), "gateway-p95-µs")
+			b.ReportMetric(percentile(fd, 0.5), "floor-p50-µs")
 			b.ReportMetric(percentile(gd, 0.5)/percentile(dd, 0.5), "p50-ratio")
 			b.ReportMetric(percentile(gd, 0.95)/percentile(dd, 0.95), "p95-ratio")
+			b.ReportMetric(percentile(fd, 0.5)/percentile(dd, 0.5), "floor-p50-ratio")
+			b.ReportMetric(percentile(gd, 0.5)/percentile(fd, 0.5), "vs-floor-p50")
 		})
 	}
 }
