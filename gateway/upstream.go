@@ -723,12 +723,12 @@ func (u *upstream) handler(name string) server.ToolHandlerFunc {
 		up.Params.Name = name
 		up.Params.Arguments = req.Params.Arguments
 		up.Params.Meta = &mcp.Meta{ProgressToken: token}
-		res, err := cl.CallTool(callCtx, up)
+		res, err := callTool(callCtx, cl, token, up)
 		if err != nil && u.refreshAfterRefusal(callCtx, err) {
 			// The server refused an access token that had not expired
 			// (revoked, or its clock differs): one more try, which
 			// refreshes it first.
-			res, err = cl.CallTool(callCtx, up)
+			res, err = callTool(callCtx, cl, token+"-retry", up)
 		}
 		switch {
 		case err == nil:
