@@ -28,6 +28,9 @@ const (
 	killGrace = time.Second
 	// exitGrace is how long a worker may take to exit after its result.
 	exitGrace = 2 * time.Second
+	// refillDelay is how long a run that took a worker while others were
+	// warm holds back the spawn of its replacement, unless it ends sooner.
+	refillDelay = 20 * time.Millisecond
 )
 
 // Pool runs plans in sandboxed worker processes, one plan per process. It
@@ -385,12 +388,22 @@ func (p *Pool) takeWarm() (*worker, bool) {
 	for {
 		select {
 		case w := <-p.warm:
-			p.wake()
 			if !w.alive() {
 				p.st.kills(causeDiedWarm)
 				p.retire(w)
+				p.wake()
 				continue
 			}
+			if len(p.warm) == 0 {
+				// The pool is empty: the next run would wait for the
+				// replacement, which starts now.
+				p.wake()
+			}
+			// Otherwise the replacement starts when this run ends, or
+			// refillDelay after it began (run): a spawn (clone into new
+			// namespaces, exec, the worker's start) takes a core for
+			// milliseconds, which on a small machine the run would wait
+			// for, while the next run finds another warm worker.
 			return w, true
 		default:
 			return nil, false
@@ -402,10 +415,13 @@ func (p *Pool) takeWarm() (*worker, bool) {
 // queue's order.
 func (p *Pool) dispatch() { p.queue.dispatch(p.takeWarm) }
 
-// release gives back the running place of a run that had a worker.
+// release gives back the running place of a run that had a worker, and
+// starts the replacement of the worker it took (takeWarm), if the pool is
+// short.
 func (p *Pool) release(t *ticket[*worker]) {
 	p.queue.done(t)
 	p.dispatch()
+	p.wake()
 }
 
 // abandon withdraws a run that will not run: a worker granted to it
@@ -471,6 +487,9 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 		if err != nil {
 			return p.refused(err, opts, start)
 		}
+		// A run still going after refillDelay has its replacement
+		// started without waiting for its end (takeWarm).
+		later := time.AfterFunc(refillDelay, p.wake)
 		if wait > 10*time.Millisecond {
 			p.log.Debug("codecall: run waited for a sandbox worker", "runId", opts.RunID, "waitMs", ms(wait))
 		}
@@ -479,6 +498,7 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 			// reached it, so another worker may take the run.
 			p.st.kills(causeDiedWarm)
 			w.kill(causeDiedWarm)
+			later.Stop()
 			p.retire(w)
 			p.release(t)
 			if attempt < 3 {
@@ -487,6 +507,7 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 			return p.refused(fmt.Errorf("sandbox workers keep dying before they take a plan: %w", err), opts, start)
 		}
 		res := p.runOn(ctx, w, req, host, start)
+		later.Stop()
 		p.retire(w)
 		p.release(t)
 		return res
