@@ -28,9 +28,10 @@ const (
 	killGrace = time.Second
 	// exitGrace is how long a worker may take to exit after its result.
 	exitGrace = 2 * time.Second
-	// refillDelay is how long a run that took a worker while others were
-	// warm holds back the spawn of its replacement, unless it ends sooner.
-	refillDelay = 20 * time.Millisecond
+	// defaultRefillDelay is how long a run that took a worker while others
+	// were warm holds back the spawn of its replacement, unless it ends
+	// sooner (takeWarm).
+	defaultRefillDelay = 20 * time.Millisecond
 )
 
 // Pool runs plans in sandboxed worker processes, one plan per process. It
@@ -73,8 +74,9 @@ type poolConfig struct {
 	command      string
 	limits       presets.Limits
 	logger       *slog.Logger
-	marker       string  // argv[1] of a worker; tests start misbehaving workers with their own
-	frameRate    float64 // frames a second a worker may send (frameRate; tests lower it)
+	marker       string        // argv[1] of a worker; tests start misbehaving workers with their own
+	frameRate    float64       // frames a second a worker may send (frameRate; tests lower it)
+	refillDelay  time.Duration // defaultRefillDelay; tests change it
 	cgroup       CgroupMode
 	cgroupParent *cgroupParent // tests give the workers' cgroups a parent of their own
 	python       *Python       // workers run this interpreter (WithPython); nil: JavaScript
@@ -128,7 +130,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *poolConfig) { c.logger =
 func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	limits, _ := presets.LimitsFor(presets.Secure)
 	cfg := poolConfig{size: DefaultPoolSize, queueTimeout: DefaultQueueTimeout, readyTimeout: DefaultReadyTimeout,
-		command: "/proc/self/exe", limits: limits, marker: workerArg, frameRate: frameRate}
+		command: "/proc/self/exe", limits: limits, marker: workerArg, frameRate: frameRate, refillDelay: defaultRefillDelay}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -400,7 +402,7 @@ func (p *Pool) takeWarm() (*worker, bool) {
 				p.wake()
 			}
 			// Otherwise the replacement starts when this run ends, or
-			// refillDelay after it began (run): a spawn (clone into new
+			// the refill delay after it began (run): a spawn (clone into new
 			// namespaces, exec, the worker's start) takes a core for
 			// milliseconds, which on a small machine the run would wait
 			// for, while the next run finds another warm worker.
@@ -489,7 +491,7 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 		}
 		// A run still going after refillDelay has its replacement
 		// started without waiting for its end (takeWarm).
-		later := time.AfterFunc(refillDelay, p.wake)
+		later := time.AfterFunc(p.cfg.refillDelay, p.wake)
 		if wait > 10*time.Millisecond {
 			p.log.Debug("codecall: run waited for a sandbox worker", "runId", opts.RunID, "waitMs", ms(wait))
 		}
