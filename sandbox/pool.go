@@ -28,6 +28,10 @@ const (
 	killGrace = time.Second
 	// exitGrace is how long a worker may take to exit after its result.
 	exitGrace = 2 * time.Second
+	// defaultRefillDelay is how long a run that took a worker while others
+	// were warm holds back the spawn of its replacement, unless it ends
+	// sooner (takeWarm).
+	defaultRefillDelay = 20 * time.Millisecond
 )
 
 // Pool runs plans in sandboxed worker processes, one plan per process. It
@@ -70,8 +74,9 @@ type poolConfig struct {
 	command      string
 	limits       presets.Limits
 	logger       *slog.Logger
-	marker       string  // argv[1] of a worker; tests start misbehaving workers with their own
-	frameRate    float64 // frames a second a worker may send (frameRate; tests lower it)
+	marker       string        // argv[1] of a worker; tests start misbehaving workers with their own
+	frameRate    float64       // frames a second a worker may send (frameRate; tests lower it)
+	refillDelay  time.Duration // defaultRefillDelay; tests change it
 	cgroup       CgroupMode
 	cgroupParent *cgroupParent // tests give the workers' cgroups a parent of their own
 	python       *Python       // workers run this interpreter (WithPython); nil: JavaScript
@@ -125,7 +130,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *poolConfig) { c.logger =
 func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	limits, _ := presets.LimitsFor(presets.Secure)
 	cfg := poolConfig{size: DefaultPoolSize, queueTimeout: DefaultQueueTimeout, readyTimeout: DefaultReadyTimeout,
-		command: "/proc/self/exe", limits: limits, marker: workerArg, frameRate: frameRate}
+		command: "/proc/self/exe", limits: limits, marker: workerArg, frameRate: frameRate, refillDelay: defaultRefillDelay}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -385,12 +390,22 @@ func (p *Pool) takeWarm() (*worker, bool) {
 	for {
 		select {
 		case w := <-p.warm:
-			p.wake()
 			if !w.alive() {
 				p.st.kills(causeDiedWarm)
 				p.retire(w)
+				p.wake()
 				continue
 			}
+			if len(p.warm) == 0 {
+				// The pool is empty: the next run would wait for the
+				// replacement, which starts now.
+				p.wake()
+			}
+			// Otherwise the replacement starts when this run ends, or
+			// the refill delay after it began (run): a spawn (clone into new
+			// namespaces, exec, the worker's start) takes a core for
+			// milliseconds, which on a small machine the run would wait
+			// for, while the next run finds another warm worker.
 			return w, true
 		default:
 			return nil, false
@@ -402,10 +417,13 @@ func (p *Pool) takeWarm() (*worker, bool) {
 // queue's order.
 func (p *Pool) dispatch() { p.queue.dispatch(p.takeWarm) }
 
-// release gives back the running place of a run that had a worker.
+// release gives back the running place of a run that had a worker, and
+// starts the replacement of the worker it took (takeWarm), if the pool is
+// short.
 func (p *Pool) release(t *ticket[*worker]) {
 	p.queue.done(t)
 	p.dispatch()
+	p.wake()
 }
 
 // abandon withdraws a run that will not run: a worker granted to it
@@ -471,6 +489,9 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 		if err != nil {
 			return p.refused(err, opts, start)
 		}
+		// A run still going after refillDelay has its replacement
+		// started without waiting for its end (takeWarm).
+		later := time.AfterFunc(p.cfg.refillDelay, p.wake)
 		if wait > 10*time.Millisecond {
 			p.log.Debug("codecall: run waited for a sandbox worker", "runId", opts.RunID, "waitMs", ms(wait))
 		}
@@ -479,6 +500,7 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 			// reached it, so another worker may take the run.
 			p.st.kills(causeDiedWarm)
 			w.kill(causeDiedWarm)
+			later.Stop()
 			p.retire(w)
 			p.release(t)
 			if attempt < 3 {
@@ -487,6 +509,7 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 			return p.refused(fmt.Errorf("sandbox workers keep dying before they take a plan: %w", err), opts, start)
 		}
 		res := p.runOn(ctx, w, req, host, start)
+		later.Stop()
 		p.retire(w)
 		p.release(t)
 		return res
