@@ -28,6 +28,17 @@ func (l *legacyCancel) after(ctx context.Context, t transport.Interface, req tra
 	if err == nil || ctx.Err() == nil || l.modern.Load() || req.Method == string(mcp.MethodInitialize) {
 		return
 	}
+	notifyCancelled(ctx, t, req)
+}
+
+// cancelNoticeTimeout bounds the notifications/cancelled sent for an
+// abandoned call.
+const cancelNoticeTimeout = 5 * time.Second
+
+// notifyCancelled sends notifications/cancelled for req, abandoned by
+// ctx's caller, off the caller's path: it has its error already, and a
+// peer that does not read must not hold it up.
+func notifyCancelled(ctx context.Context, t transport.Interface, req transport.JSONRPCRequest) {
 	n := mcp.JSONRPCNotification{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{
@@ -36,7 +47,7 @@ func (l *legacyCancel) after(ctx context.Context, t transport.Interface, req tra
 		},
 	}
 	go func() {
-		sendCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNoticeTimeout)
 		defer cancel()
 		_ = t.SendNotification(sendCtx, n)
 	}()

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -21,10 +20,6 @@ import (
 // and decodes a result whose content is all text in one pass. Everything
 // else (a 2026-07-28 connection, other content, a result asking for
 // input) takes mcp-go's path, so the two give the same result.
-
-// cancelNoticeTimeout bounds the notifications/cancelled sent for an
-// abandoned call.
-const cancelNoticeTimeout = 5 * time.Second
 
 // callTool forwards req to the upstream through cl. id is the call's
 // JSON-RPC id on the fast path, unique among the gateway's calls and
@@ -65,20 +60,7 @@ func cancelUpstream(ctx context.Context, t transport.Interface, req transport.JS
 	if _, ok := t.(transport.HTTPConnection); ok {
 		return
 	}
-	n := mcp.JSONRPCNotification{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{
-			Method: string(mcp.MethodNotificationCancelled),
-			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": req.ID, "reason": ctx.Err().Error()}},
-		},
-	}
-	// Off the caller's path: it has its error already, and a peer that
-	// does not read must not hold it up.
-	go func() {
-		sendCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNoticeTimeout)
-		defer cancel()
-		_ = t.SendNotification(sendCtx, n)
-	}()
+	notifyCancelled(ctx, t, req)
 }
 
 // textResult is a tools/call result as decoded on the fast path: the

@@ -22,22 +22,7 @@ func TestCalibrationSignals(t *testing.T) {
 	if os.Getenv("CODECALLTEST_CALIBRATE") == "" {
 		t.Skip("set CODECALLTEST_CALIBRATE=1 to print the low-relevance signals")
 	}
-	dir := eval.CorpusDir(filepath.Join("..", "..", "shared", "corpus"))
-	if dir == "" {
-		t.Skip("no corpus")
-	}
-	c, err := eval.LoadCorpus(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := eval.LoadOwn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tune, err := eval.FilterSplit(own, eval.SplitTune)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tune := loadTune(t)
 	sets := map[string][]eval.Query{"tune": tune}
 	for _, name := range []string{"check-queries.json", "negative-queries.json"} {
 		path := filepath.Join("testdata", name)
@@ -75,4 +60,28 @@ func TestCalibrationSignals(t *testing.T) {
 			fmt.Printf("%s\t%s\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%s\t%s\t%.4f\n", name, kind, s.Score, s.Next, s.Headline, s.HeadlineOwn, s.Covered, s.CoveredOwn, s.Unknown, s.Concepts, s.Top, q.Text, s.Upper)
 		}
 	}
+}
+
+// loadTune loads the shared corpus and the tune split of the project's own
+// queries for the opt-in exploration tests, or skips without the corpus.
+// The held-out split is never read.
+func loadTune(t *testing.T) (*eval.Corpus, []eval.Query) {
+	t.Helper()
+	dir := eval.CorpusDir(filepath.Join("..", "..", "shared", "corpus"))
+	if dir == "" {
+		t.Skip("no corpus")
+	}
+	c, err := eval.LoadCorpus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := eval.LoadOwn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tune, err := eval.FilterSplit(own, eval.SplitTune)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, tune
 }

@@ -21,22 +21,7 @@ func TestExploreTuning(t *testing.T) {
 	if os.Getenv("CODECALLTEST_EXPLORE") == "" {
 		t.Skip("set CODECALLTEST_EXPLORE=1 to explore ranking constants on tune and the check set")
 	}
-	dir := eval.CorpusDir(filepath.Join("..", "..", "shared", "corpus"))
-	if dir == "" {
-		t.Skip("no corpus")
-	}
-	c, err := eval.LoadCorpus(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := eval.LoadOwn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tune, err := eval.FilterSplit(own, eval.SplitTune)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tune := loadTune(t)
 	check, err := eval.LoadQueries(filepath.Join("testdata", "check-queries.json"))
 	if err != nil {
 		t.Fatal(err)
