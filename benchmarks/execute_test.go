@@ -57,7 +57,12 @@ func toolCall(b testing.TB, name string, args map[string]any) []byte {
 }
 
 func mustOK(b *testing.B, srv *server.MCPServer, msg []byte) {
-	resp, ok := srv.HandleMessage(context.Background(), msg).(mcp.JSONRPCResponse)
+	mustOKIn(context.Background(), b, srv, msg)
+}
+
+// mustOKIn is mustOK for a request in ctx (a client session's).
+func mustOKIn(ctx context.Context, b *testing.B, srv *server.MCPServer, msg []byte) {
+	resp, ok := srv.HandleMessage(ctx, msg).(mcp.JSONRPCResponse)
 	if !ok {
 		b.Fatalf("not a result: %+v", resp)
 	}

@@ -87,17 +87,25 @@ func percentiles(ds []time.Duration) [2]float64 {
 
 // BenchmarkIsolationThroughput runs trivial plans in worker processes from
 // several goroutines at once: one per core, and 16 per core, a burst
-// beyond the pool's 8 processes that waits in its queue. Workers are the
-// benchmark binary re-executed (which initialises everything the server
-// links, a search index library included), or the small codecall-worker
-// command (sandbox.command).
+// beyond the pool's 8 processes that waits in its queue. Every run comes
+// from one MCP session, as a client's do, so a worker serves the
+// session's successive runs (sandbox.reuseRuns), each in a fresh runtime;
+// worker-per-run turns that off (reuseRuns: 1), as for runs without a
+// session. Workers are the benchmark binary re-executed (which
+// initialises everything the server links, a search index library
+// included), or the small codecall-worker command (sandbox.command).
 func BenchmarkIsolationThroughput(b *testing.B) {
 	worker := buildWorker(b)
 	for _, tc := range []struct {
 		name        string
 		parallelism int
 		command     string
-	}{{"self/one-per-core", 1, ""}, {"self/burst", 16, ""}, {"codecall-worker/one-per-core", 1, worker}, {"codecall-worker/burst", 16, worker}} {
+		reuseRuns   int
+	}{
+		{"self/one-per-core", 1, "", 0}, {"self/burst", 16, "", 0},
+		{"codecall-worker/one-per-core", 1, worker, 0}, {"codecall-worker/burst", 16, worker, 0},
+		{"self/one-per-core/worker-per-run", 1, "", 1},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			if tc.command == "" && strings.HasPrefix(tc.name, "codecall-worker") {
 				b.Skip("codecall-worker could not be built")
@@ -107,8 +115,9 @@ func BenchmarkIsolationThroughput(b *testing.B) {
 			srv, _ := noopServerWith(b, presets.IsolationProcess, func(c *presets.Config) {
 				c.Sandbox.Command = tc.command
 				c.Sandbox.MaxRunningPerSession, c.Sandbox.MaxQueuedPerSession = c.Sandbox.MaxWorkers, 256
+				c.Sandbox.ReuseRuns = tc.reuseRuns
 			})
-			throughput(b, srv, tc.parallelism)
+			throughput(srv.WithContext(context.Background(), fakeSession{"bench-client"}), b, srv, tc.parallelism)
 		})
 	}
 }
@@ -128,18 +137,16 @@ func buildWorker(b *testing.B) string {
 	return out
 }
 
-func throughput(b *testing.B, srv *server.MCPServer, parallelism int) {
+func throughput(ctx context.Context, b *testing.B, srv *server.MCPServer, parallelism int) {
 	msg := toolCall(b, "codecall.execute", plan("return 1"))
-	mustOK(b, srv, msg)
-	ctx := context.Background()
+	mustOKIn(ctx, b, srv, msg)
 	b.SetParallelism(parallelism)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			mustOK(b, srv, msg)
+			mustOKIn(ctx, b, srv, msg)
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
-	_ = ctx
 }

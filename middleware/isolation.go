@@ -137,6 +137,7 @@ func (iso *isolation) poolOptions(cfg *presets.Config) []sandbox.Option {
 		sandbox.WithQueueTimeout(cfg.Sandbox.QueueTimeout), sandbox.WithLimits(cfg.VM), sandbox.WithLogger(iso.log),
 		sandbox.WithMaxRunningPerSession(cfg.Sandbox.MaxRunningPerSession), sandbox.WithMaxQueuedPerSession(cfg.Sandbox.MaxQueuedPerSession),
 		sandbox.WithCgroup(sandbox.CgroupMode(cfg.Sandbox.Cgroup)),
+		sandbox.WithReuse(cfg.Sandbox.ReuseRuns, cfg.Sandbox.ReuseIdle),
 	}
 	if cfg.Sandbox.Command != "" {
 		opts = append(opts, sandbox.WithCommand(cfg.Sandbox.Command))

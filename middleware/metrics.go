@@ -22,7 +22,7 @@ func (iso *isolation) stats() sandbox.Stats {
 	st.Kills, st.Refusals = addByLabel(nil, iso.retired.Kills), addByLabel(nil, iso.retired.Refusals)
 	if iso.pool != nil {
 		cur := iso.pool.Stats()
-		st.Warm, st.Live, st.Running, st.Queued = cur.Warm, cur.Live, cur.Running, cur.Queued
+		st.Warm, st.Live, st.Running, st.Queued, st.Parked = cur.Warm, cur.Live, cur.Running, cur.Queued, cur.Parked
 		st.Sessions, st.WaitingSessions, st.LongestSessionQueue = cur.Sessions, cur.WaitingSessions, cur.LongestSessionQueue
 		addCounters(&st, cur)
 	}
@@ -36,6 +36,7 @@ func addCounters(total *sandbox.Stats, s sandbox.Stats) {
 	total.SpawnSeconds += s.SpawnSeconds
 	total.QueueTimeouts += s.QueueTimeouts
 	total.Acquired += s.Acquired
+	total.Reused += s.Reused
 	total.QueueWaitSeconds += s.QueueWaitSeconds
 	total.Kills = addByLabel(total.Kills, s.Kills)
 	total.Refusals = addByLabel(total.Refusals, s.Refusals)
@@ -75,6 +76,7 @@ func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registrat
 	warm := gauge("codecall.sandbox.workers.warm", "Sandboxed worker processes ready for a plan.")
 	live := gauge("codecall.sandbox.workers.live", "Sandboxed worker processes alive (warm, running or exiting).")
 	running := gauge("codecall.sandbox.workers.running", "Sandboxed worker processes running a plan.")
+	parked := gauge("codecall.sandbox.workers.parked", "Sandboxed worker processes waiting for their session's next plan.")
 	queued := gauge("codecall.sandbox.queue.waiting", "Plans waiting for a worker.")
 	waitingSessions := gauge("codecall.sandbox.queue.sessions", "Sessions with plans waiting for a worker (those without a session count as one).")
 	longest := gauge("codecall.sandbox.queue.longest", "Most plans one session has waiting for a worker.")
@@ -82,6 +84,7 @@ func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registrat
 	spawnFailures := counter("codecall.sandbox.spawn.failures", "Workers that failed to start.")
 	spawnTime := seconds("codecall.sandbox.spawn.duration", "Time from spawn to ready, summed over workers (divide by spawns for the mean).")
 	acquired := counter("codecall.sandbox.runs", "Plans that got a worker.")
+	reused := counter("codecall.sandbox.runs.reused", "Plans run by a worker that had run an earlier plan of the same session (sandbox.reuseRuns).")
 	queueWait := seconds("codecall.sandbox.queue.wait", "Time plans waited for a worker, summed (divide by runs for the mean).")
 	queueTimeouts := counter("codecall.sandbox.queue.timeouts", "Plans refused because no worker became free in time.")
 	refusals := counter("codecall.sandbox.refusals", "Plans refused a worker under load, by reason: session_queue_full, session_running_limit, server_busy.")
@@ -96,6 +99,7 @@ func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registrat
 		o.ObserveInt64(warm, int64(st.Warm))
 		o.ObserveInt64(live, int64(st.Live))
 		o.ObserveInt64(running, int64(st.Running))
+		o.ObserveInt64(parked, int64(st.Parked))
 		o.ObserveInt64(queued, st.Queued)
 		o.ObserveInt64(waitingSessions, int64(st.WaitingSessions))
 		o.ObserveInt64(longest, int64(st.LongestSessionQueue))
@@ -103,6 +107,7 @@ func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registrat
 		o.ObserveInt64(spawnFailures, st.SpawnFailures)
 		o.ObserveFloat64(spawnTime, st.SpawnSeconds)
 		o.ObserveInt64(acquired, st.Acquired)
+		o.ObserveInt64(reused, st.Reused)
 		o.ObserveFloat64(queueWait, st.QueueWaitSeconds)
 		o.ObserveInt64(queueTimeouts, st.QueueTimeouts)
 		for _, cause := range slices.Sorted(maps.Keys(st.Kills)) {
@@ -112,7 +117,8 @@ func (iso *isolation) registerMetrics(mp metric.MeterProvider) (metric.Registrat
 			o.ObserveInt64(refusals, st.Refusals[reason], metric.WithAttributes(attribute.String("reason", reason)))
 		}
 		return nil
-	}, warm, live, running, queued, waitingSessions, longest, spawns, spawnFailures, spawnTime, acquired, queueWait, queueTimeouts, refusals, kills)
+	}, warm, live, running, parked, queued, waitingSessions, longest, spawns, spawnFailures, spawnTime, acquired, reused, queueWait, queueTimeouts,
+		refusals, kills)
 }
 
 // registerDurableMetrics reports paused plans kept in the state store:

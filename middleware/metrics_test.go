@@ -37,7 +37,8 @@ func TestSandboxMetrics(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"codecall.sandbox.workers.warm", "codecall.sandbox.workers.running", "codecall.sandbox.queue.waiting",
-		"codecall.sandbox.queue.sessions", "codecall.sandbox.queue.longest", "codecall.sandbox.queue.wait", "codecall.sandbox.queue.timeouts"} {
+		"codecall.sandbox.queue.sessions", "codecall.sandbox.queue.longest", "codecall.sandbox.queue.wait", "codecall.sandbox.queue.timeouts",
+		"codecall.sandbox.workers.parked", "codecall.sandbox.runs.reused"} {
 		if _, ok := got[name]; !ok {
 			t.Errorf("metric %s not reported (all: %v)", name, got)
 		}

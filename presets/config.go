@@ -299,6 +299,15 @@ type SandboxConfig struct {
 	// QueueTimeout bounds how long a run waits for a worker before it ends
 	// with limit_exceeded, limit "concurrency" (default 5s).
 	QueueTimeout time.Duration `koanf:"queueTimeout" json:"queueTimeout"`
+	// ReuseRuns is how many successive runs of one MCP session a worker
+	// may serve, each in a runtime built fresh after the previous run
+	// ended (0, the default, means 100); 1 starts a worker for every run. Workers never
+	// serve two sessions, runs without a session, or Python plans.
+	ReuseRuns int `koanf:"reuseRuns" json:"reuseRuns"`
+	// ReuseIdle is how long a worker that served a run waits for its
+	// session's next run before it exits (0, the default, means 30s). A waiting worker
+	// holds its place among MaxWorkers until a spawn needs it.
+	ReuseIdle time.Duration `koanf:"reuseIdle" json:"reuseIdle"`
 	// Command is the absolute path of the executable started as a worker,
 	// e.g. the codecall-worker command; empty (the default) re-executes the
 	// server's own binary.

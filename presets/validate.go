@@ -131,6 +131,10 @@ const maxSandboxWorkers = 256
 // a request open.
 const maxSandboxQueue = 4096
 
+// maxReuseRuns bounds sandbox.reuseRuns: past a few thousand runs the
+// CPU-time cap of the worker ends it anyway.
+const maxReuseRuns = 10000
+
 func (s SandboxConfig) issues(p keyPath) []issue {
 	var out []issue
 	switch {
@@ -159,6 +163,15 @@ func (s SandboxConfig) issues(p keyPath) []issue {
 	}
 	if s.QueueTimeout <= 0 {
 		out = append(out, newIssue(p.field("queueTimeout"), "must be positive, got %v", s.QueueTimeout))
+	}
+	switch {
+	case s.ReuseRuns < 0:
+		out = append(out, newIssue(p.field("reuseRuns"), "must not be negative (1 starts a worker for every run, 0 means 100), got %d", s.ReuseRuns))
+	case s.ReuseRuns > maxReuseRuns:
+		out = append(out, newIssue(p.field("reuseRuns"), "must be at most %d, got %d", maxReuseRuns, s.ReuseRuns))
+	}
+	if s.ReuseIdle < 0 {
+		out = append(out, newIssue(p.field("reuseIdle"), "must not be negative (0 means 30s), got %v", s.ReuseIdle))
 	}
 	if s.Cgroup != "" && !slices.Contains(CgroupModes, s.Cgroup) {
 		out = append(out, newIssue(p.field("cgroup"), "unknown cgroup mode %q; allowed: %s", s.Cgroup, list(CgroupModes)))

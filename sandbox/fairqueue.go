@@ -84,7 +84,14 @@ func (q *fairQueue[T]) join(key string) (*ticket[T], error) {
 
 // dispatch gives workers from take to waiting runs, in the queue's order,
 // for as long as there is a run that may have one and take has one.
-func (q *fairQueue[T]) dispatch(take func() (T, bool)) {
+func (q *fairQueue[T]) dispatch(take func() (T, bool)) { q.dispatchOwn(nil, take) }
+
+// dispatchOwn is dispatch where some sessions may have a worker of their
+// own (own returns it, by session key; own may be nil): the session
+// whose turn it is takes its own worker if it has one, else one from
+// take. A worker of its own never lets a session jump the order: it
+// only spares the session a worker from take when its turn comes.
+func (q *fairQueue[T]) dispatchOwn(own func(key string) (T, bool), take func() (T, bool)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
@@ -92,23 +99,36 @@ func (q *fairQueue[T]) dispatch(take func() (T, bool)) {
 		if i < 0 {
 			return
 		}
+		if own != nil {
+			if v, ok := own(q.turns[i].key); ok {
+				q.grant(i, v)
+				continue
+			}
+		}
 		v, ok := take()
 		if !ok {
 			return
 		}
-		c := q.turns[i]
-		t := c.waiting[0]
-		c.waiting[0] = nil
-		c.waiting = c.waiting[1:]
-		q.waiting--
-		c.running++
-		q.running++
-		t.settled = true
-		t.granted <- v
-		q.turns = slices.Delete(q.turns, i, i+1)
-		if len(c.waiting) > 0 {
-			q.turns = append(q.turns, c)
-		}
+		q.grant(i, v)
+	}
+}
+
+// grant gives v to the oldest waiting run of the session at turns[i],
+// which goes to the back of the turns if it has more runs waiting; q.mu
+// is held.
+func (q *fairQueue[T]) grant(i int, v T) {
+	c := q.turns[i]
+	t := c.waiting[0]
+	c.waiting[0] = nil
+	c.waiting = c.waiting[1:]
+	q.waiting--
+	c.running++
+	q.running++
+	t.settled = true
+	t.granted <- v
+	q.turns = slices.Delete(q.turns, i, i+1)
+	if len(c.waiting) > 0 {
+		q.turns = append(q.turns, c)
 	}
 }
 

@@ -28,21 +28,33 @@ const (
 	killGrace = time.Second
 	// exitGrace is how long a worker may take to exit after its result.
 	exitGrace = 2 * time.Second
+	// DefaultReuseRuns is how many successive runs of one session a worker
+	// serves at most (WithReuse).
+	DefaultReuseRuns = 100
+	// DefaultReuseIdle is how long a worker that served a run of a session
+	// waits for that session's next run before it is stopped.
+	DefaultReuseIdle = 30 * time.Second
 	// defaultRefillDelay is how long a run that took a worker while others
 	// were warm holds back the spawn of its replacement, unless it ends
 	// sooner (takeWarm).
 	defaultRefillDelay = 20 * time.Millisecond
 )
 
-// Pool runs plans in sandboxed worker processes, one plan per process. It
+// Pool runs plans in sandboxed worker processes. It
 // keeps a few workers started and confined ahead of time (warm), refills
 // in the background, bounds how many processes live at once, and queues
 // runs beyond that for at most a queue timeout. Runs are queued per session
 // (vm.Options.Session), each session within its own limits on runs running
 // and waiting, and a free worker goes to the sessions in turn (fairQueue),
-// so that one session's burst cannot hold up another's runs. Its Run has
-// the signature of meta.Runner. A Pool is safe for concurrent use; Close
-// stops it.
+// so that one session's burst cannot hold up another's runs.
+//
+// A worker serves runs of one session only. When a run of a session ends
+// cleanly, its worker may wait (parked) for that session's next run, which
+// it then runs in a runtime built fresh after the first ended, without a
+// process start (WithReuse); a worker never serves two sessions, runs
+// without a session, or a run after one that ended any other way. Its Run
+// has the signature of meta.Runner. A Pool is safe for concurrent use;
+// Close stops it.
 type Pool struct {
 	cfg   poolConfig
 	log   *slog.Logger
@@ -57,6 +69,12 @@ type Pool struct {
 	need     chan struct{} // wakes the spawners
 	mu       sync.Mutex
 	starting int // workers being spawned for the warm channel
+
+	// parked are the workers waiting for their session's next run, by
+	// session, oldest first. Each holds its slot. parkMu is taken inside
+	// the fair queue's lock (dispatch), never the other way round.
+	parkMu sync.Mutex
+	parked map[string][]*worker
 
 	conf      Confinement
 	cgroups   *cgroupParent // where each worker gets a cgroup; nil: none
@@ -80,6 +98,8 @@ type poolConfig struct {
 	cgroup       CgroupMode
 	cgroupParent *cgroupParent // tests give the workers' cgroups a parent of their own
 	python       *Python       // workers run this interpreter (WithPython); nil: JavaScript
+	reuseRuns    int           // runs of one session a worker may serve; 1: one run per worker
+	reuseIdle    time.Duration // how long a parked worker waits for its session's next run
 }
 
 // Option configures New.
@@ -121,6 +141,24 @@ func WithLimits(l presets.Limits) Option { return func(c *poolConfig) { c.limits
 // every binary importing this package does.
 func WithCommand(path string) Option { return func(c *poolConfig) { c.command = path } }
 
+// WithReuse bounds how a worker serves successive runs of one MCP session
+// (vm.Options.Session): at most runs of them (default DefaultReuseRuns;
+// 1 starts a worker for every run), waiting at most idle between two
+// (default DefaultReuseIdle). Each run gets a runtime built after the
+// previous run ended, so nothing a plan leaves in its runtime reaches the
+// next; what the two share is the process, which a plan cannot reach
+// unless it breaks out of the runtime, and then only within its own
+// session. A worker is not reused after a run that ended other than with
+// ok, runtime_error or tool_error, that was stopped or cancelled, or that
+// left the worker with less than a run's CPU time under its cap or with
+// much more memory than it started with; nor for runs without a session,
+// nor for Python plans (an interpreter keeps what a plan imports or
+// changes). A parked worker holds its place among maxWorkers until its
+// session's next run, the idle time, or a spawn that needs its place.
+func WithReuse(runs int, idle time.Duration) Option {
+	return func(c *poolConfig) { c.reuseRuns, c.reuseIdle = runs, idle }
+}
+
 // WithLogger sets the logger for spawns, kills and refusals (default
 // slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *poolConfig) { c.logger = l } }
@@ -130,7 +168,8 @@ func WithLogger(l *slog.Logger) Option { return func(c *poolConfig) { c.logger =
 func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	limits, _ := presets.LimitsFor(presets.Secure)
 	cfg := poolConfig{size: DefaultPoolSize, queueTimeout: DefaultQueueTimeout, readyTimeout: DefaultReadyTimeout,
-		command: "/proc/self/exe", limits: limits, marker: workerArg, frameRate: frameRate, refillDelay: defaultRefillDelay}
+		command: "/proc/self/exe", limits: limits, marker: workerArg, frameRate: frameRate, refillDelay: defaultRefillDelay,
+		reuseRuns: DefaultReuseRuns, reuseIdle: DefaultReuseIdle}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -158,6 +197,21 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 	if cfg.queueTimeout <= 0 {
 		return nil, fmt.Errorf("sandbox: queue timeout must be positive, got %v", cfg.queueTimeout)
 	}
+	if cfg.reuseRuns < 0 {
+		return nil, fmt.Errorf("sandbox: the runs a worker may serve must not be negative, got %d", cfg.reuseRuns)
+	}
+	if cfg.reuseIdle < 0 {
+		return nil, fmt.Errorf("sandbox: the idle time of a reused worker must not be negative, got %v", cfg.reuseIdle)
+	}
+	if cfg.reuseRuns == 0 {
+		cfg.reuseRuns = DefaultReuseRuns
+	}
+	if cfg.reuseIdle == 0 {
+		cfg.reuseIdle = DefaultReuseIdle
+	}
+	if cfg.python != nil {
+		cfg.reuseRuns = 1
+	}
 	if cfg.logger == nil {
 		cfg.logger = slog.Default()
 	}
@@ -166,7 +220,8 @@ func New(ctx context.Context, opts ...Option) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{cfg: cfg, log: cfg.logger, queue: newFairQueue[*worker](cfg.maxRunning, cfg.maxQueued),
-		warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers), need: make(chan struct{}, 2), cgroups: cgroups}
+		warm: make(chan *worker, cfg.size), slots: make(chan struct{}, cfg.maxWorkers), need: make(chan struct{}, 2), cgroups: cgroups,
+		parked: map[string][]*worker{}}
 	p.ctx, p.stop = context.WithCancel(context.Background())
 
 	p.slots <- struct{}{}
@@ -203,6 +258,7 @@ func (p *Pool) Close() error {
 	p.closeOnce.Do(func() {
 		p.stop()
 		p.wg.Wait()
+		p.unparkAll()
 	drain:
 		for {
 			select {
@@ -264,6 +320,11 @@ func (p *Pool) spawn(ctx context.Context) (*worker, error) {
 		return nil, err
 	}
 	w.cpuLimit = time.Duration(l.cpuSeconds) * time.Second
+	if p.cfg.reuseRuns > 1 {
+		if u, err := readUsage(w.pid); err == nil {
+			w.startUsage = u
+		}
+	}
 	p.st.spawned.Add(1)
 	p.st.spawnNanos.Add(int64(w.ready))
 	p.log.Debug("codecall: sandbox worker ready", "pid", w.pid, "spawnMs", ms(w.ready))
@@ -285,9 +346,7 @@ func (p *Pool) refill() {
 				return
 			}
 		}
-		select {
-		case p.slots <- struct{}{}:
-		case <-p.ctx.Done():
+		if !p.takeSlot() {
 			p.unreserve()
 			return
 		}
@@ -311,6 +370,25 @@ func (p *Pool) refill() {
 		p.warm <- w // room was reserved
 		p.unreserve()
 		p.dispatch()
+	}
+}
+
+// takeSlot waits for a place for one more process among maxWorkers; when
+// every place is held, a parked worker gives its place up, since a warm
+// worker serves any session and a parked one only its own. It returns
+// false when the pool is closed.
+func (p *Pool) takeSlot() bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	default:
+	}
+	p.evictParked()
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	case <-p.ctx.Done():
+		return false
 	}
 }
 
@@ -342,7 +420,10 @@ func (p *Pool) wake() {
 }
 
 // retire reaps a worker in the background and gives its slot back.
+// Closing its input first tells a worker between runs to exit (one that
+// is not is killed, or exits when its run ends).
 func (p *Pool) retire(w *worker) {
+	_ = w.stdin.Close()
 	go func() {
 		w.reap(exitGrace)
 		<-p.slots
@@ -413,9 +494,9 @@ func (p *Pool) takeWarm() (*worker, bool) {
 	}
 }
 
-// dispatch gives the warm workers to the waiting runs, in the fair
-// queue's order.
-func (p *Pool) dispatch() { p.queue.dispatch(p.takeWarm) }
+// dispatch gives the parked workers to their sessions' waiting runs, and
+// the warm workers to the waiting runs in the fair queue's order.
+func (p *Pool) dispatch() { p.queue.dispatchOwn(p.unpark, p.takeWarm) }
 
 // release gives back the running place of a run that had a worker, and
 // starts the replacement of the worker it took (takeWarm), if the pool is
@@ -458,7 +539,9 @@ const (
 	RefusedServerBusy   = "server_busy"           // it waited the queue timeout while no worker became free
 )
 
-// Run runs a plan in a fresh worker and returns its result. The worker
+// Run runs a plan in a worker and returns its result: a warm worker, or
+// one that served the previous run of the same session (WithReuse), in a
+// runtime built for this run. The worker
 // validates script against rules again before it runs it (checked is the
 // server's own validation, which a worker does not take on trust). Every
 // callTool, getTool, mcpLog and mcpNotify of the plan is answered by host,
@@ -508,9 +591,16 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 			}
 			return p.refused(fmt.Errorf("sandbox workers keep dying before they take a plan: %w", err), opts, start)
 		}
-		res := p.runOn(ctx, w, req, host, start)
+		if w.runs++; w.runs > 1 {
+			p.st.reused.Add(1)
+		}
+		res, clean := p.runOn(ctx, w, req, host, start)
 		later.Stop()
-		p.retire(w)
+		if clean && p.mayReuse(w, opts, res) {
+			p.park(w, opts.Session)
+		} else {
+			p.retire(w)
+		}
 		p.release(t)
 		return res
 	}
@@ -584,6 +674,11 @@ type Stats struct {
 	// did not.
 	Spawned       int64 `json:"spawned"`
 	SpawnFailures int64 `json:"spawnFailures"`
+	// Parked is the number of workers waiting for their session's next
+	// run now; Reused counts the runs served by a worker that had served
+	// an earlier run of the same session.
+	Parked int   `json:"parked"`
+	Reused int64 `json:"reused"`
 	// MeanSpawnMs is the mean time from spawn to ready.
 	MeanSpawnMs float64 `json:"meanSpawnMs"`
 	// Running is the number of runs holding a worker now; Queued the
@@ -620,9 +715,9 @@ type Stats struct {
 }
 
 type stats struct {
-	spawned, spawnFailures, spawnNanos, queueNanos, queueTimeouts, acquired atomic.Int64
-	mu                                                                      sync.Mutex
-	killed, refused                                                         map[string]int64
+	spawned, spawnFailures, spawnNanos, queueNanos, queueTimeouts, acquired, reused atomic.Int64
+	mu                                                                              sync.Mutex
+	killed, refused                                                                 map[string]int64
 }
 
 func (s *stats) refusal(reason string) {
@@ -650,6 +745,8 @@ func (p *Pool) Stats() Stats {
 		Running: q.running, Queued: int64(q.waiting), Sessions: q.sessions, WaitingSessions: q.waitingSessions,
 		LongestSessionQueue: q.longest, QueueTimeouts: p.st.queueTimeouts.Load(), Kills: map[string]int64{}, Refusals: map[string]int64{}}
 	s.Acquired = p.st.acquired.Load()
+	s.Reused = p.st.reused.Load()
+	s.Parked = p.parkedCount()
 	s.QueueWaitSeconds = time.Duration(p.st.queueNanos.Load()).Seconds()
 	s.SpawnSeconds = time.Duration(p.st.spawnNanos.Load()).Seconds()
 	if s.Spawned > 0 {

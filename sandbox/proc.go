@@ -42,6 +42,16 @@ type worker struct {
 
 	killMu sync.Mutex
 	cause  string // why the server killed it, if it did
+
+	// runs counts the runs it was sent; owned by the run holding it.
+	runs int
+	// startUsage is its CPU time and address space when it became ready,
+	// read when workers may serve more than one run.
+	startUsage procUsage
+	// idle stops it when it waited too long for its session's next run;
+	// guarded by the pool's parkMu, as is parkedAt, when it was parked.
+	idle     *time.Timer
+	parkedAt time.Time
 }
 
 // spawn starts a worker and waits until it reports ready. The worker is

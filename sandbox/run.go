@@ -43,8 +43,11 @@ const LimitWorker = "worker"
 const frameRate = 100_000
 
 // runOn serves the calls of a worker that was sent its run until it
-// reports a result, dies, or outlives its deadline.
-func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Host, start time.Time) *vm.Result {
+// reports a result, dies, or outlives its deadline. clean says the worker
+// sent its result by itself, within the protocol, and was neither asked
+// to stop nor killed: only then may it serve another run (mayReuse checks
+// the rest once the calls still in flight have ended).
+func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Host, start time.Time) (res *vm.Result, clean bool) {
 	s := &session{w: w, host: host, bounds: vm.BoundsFor(req.Options.Limits), req: req, start: start,
 		open: map[uint64]*openRequest{}, frames: newFrameBudget(p.cfg.frameRate)}
 	callCtx, cancelCalls := context.WithCancel(ctx)
@@ -116,6 +119,12 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 			case <-done:
 				return
 			}
+			if m.T == msgResult {
+				// The run's last frame: a worker that serves another run
+				// is read by that run's own reader, and nothing must read
+				// its frames in between.
+				return
+			}
 		}
 	}()
 
@@ -125,21 +134,21 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 		case m, ok := <-frames:
 			if !ok {
 				if ctx.Err() != nil {
-					return killedAtEnd(ctx, s.abnormal(p, causeCancelled, ""))
+					return killedAtEnd(ctx, s.abnormal(p, causeCancelled, "")), false
 				}
-				return s.abnormal(p, "", readErr)
+				return s.abnormal(p, "", readErr), false
 			}
 			res, broke := s.handle(ctx, callCtx, m)
 			if broke != "" {
 				w.kill(causeProtocol)
-				return s.abnormal(p, causeProtocol, broke)
+				return s.abnormal(p, causeProtocol, broke), false
 			}
 			if res != nil {
-				return stoppedResult(ctx, res)
+				return stoppedResult(ctx, res), stopped == nil && ctx.Err() == nil
 			}
 		case <-hard.fired:
 			w.kill(causeTimeout)
-			return s.abnormal(p, causeTimeout, "")
+			return s.abnormal(p, causeTimeout, ""), false
 		case <-cancelled:
 			// Ask the worker to stop and send what it has; the write may
 			// block on a worker that stopped reading, which the kill
@@ -155,7 +164,7 @@ func (p *Pool) runOn(ctx context.Context, w *worker, req *runRequest, host vm.Ho
 			stopped = t.C
 		case <-stopped:
 			w.kill(causeCancelled)
-			return killedAtEnd(ctx, s.abnormal(p, causeCancelled, ""))
+			return killedAtEnd(ctx, s.abnormal(p, causeCancelled, "")), false
 		}
 	}
 }

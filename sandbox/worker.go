@@ -25,8 +25,9 @@ import (
 const workerArg = "-codecall-sandbox-worker"
 
 // Main turns the process into a sandbox worker when it was started as one,
-// and returns at once otherwise. A worker confines itself, runs one plan
-// and exits; Main never returns in a worker.
+// and returns at once otherwise. A worker confines itself, runs the plans
+// the server sends it, one at a time and each in a fresh runtime, and
+// exits when the server closes its input; Main never returns in a worker.
 //
 // Package sandbox calls Main from its init function, so every binary that
 // imports it (directly, or through package middleware) can serve as its
@@ -50,8 +51,11 @@ func init() { Main() }
 // worker exits with it; a Go runtime that dies exits with 2.
 const exitCPUTime = 24
 
-// serveWorker confines the process, reports ready, runs one plan and
-// reports its result. It returns the exit code.
+// serveWorker confines the process, reports ready, and runs plans until
+// the server closes its input: one at a time, each in a runtime of its
+// own built after the previous run ended (the server sends a worker
+// successive runs of one session only, see Pool). It returns the exit
+// code.
 func serveWorker(in io.Reader, out io.Writer) int {
 	wl := parseWorkerArgs(os.Args[2:])
 	conf, err := confine(wl)
@@ -66,22 +70,27 @@ func serveWorker(in io.Reader, out io.Writer) int {
 	// the pool, for the pool's limits; a run under other limits builds
 	// its own.
 	rts := vm.NewRuntimes(1, vm.WithoutBuilder())
-	rts.Warm(presets.Limits{MaxStackDepth: int(wl.stackDepth), AllowConsole: wl.console}, false)
-	w := &workerConn{out: bufio.NewWriterSize(out, 64<<10), pending: map[uint64]chan *message{}}
+	poolLimits := presets.Limits{MaxStackDepth: int(wl.stackDepth), AllowConsole: wl.console}
+	rts.Warm(poolLimits, false)
+	w := &workerConn{out: bufio.NewWriterSize(out, 64<<10), pending: map[uint64]chan *message{}, runs: make(chan *runRequest, 1)}
 	if err := w.send(&message{T: msgReady, Confinement: &conf}); err != nil {
 		return 4
 	}
-	r := bufio.NewReaderSize(in, 64<<10)
-	first, err := readFrame(r, maxFrameToWorker)
-	if err != nil || first.T != msgRun || first.Run == nil {
-		return 5
-	}
-	ctx, stop := context.WithCancelCause(context.Background())
-	w.stop = stop
-	go w.readReplies(r)
-	res := runPlan(ctx, first.Run, w, rts)
-	if err := w.send(&message{T: msgResult, Result: res}); err != nil {
-		return 6
+	go w.readReplies(bufio.NewReaderSize(in, 64<<10))
+	for req := range w.runs {
+		ctx, stop := context.WithCancelCause(context.Background())
+		w.begin(stop)
+		// A worker that serves more than one run hands the memory a run
+		// grew back to the system, so the next run starts where this one
+		// did (see vm.Options.ReturnMemory).
+		res := runPlan(ctx, req, w, rts)
+		w.end()
+		stop(nil)
+		if err := w.send(&message{T: msgResult, Result: res}); err != nil {
+			return 6
+		}
+		// The next run's runtime is built while the worker waits for it.
+		rts.Warm(poolLimits, false)
 	}
 	return 0
 }
@@ -116,7 +125,7 @@ func (idleHost) Notify(context.Context, string, json.RawMessage)      {}
 // runPlan validates and runs the plan of one request.
 func runPlan(ctx context.Context, req *runRequest, host vm.Host, rts *vm.Runtimes) *vm.Result {
 	opts := vm.Options{RunID: req.Options.RunID, Limits: req.Options.Limits, Context: req.Context, CodeMode: req.Options.CodeMode, Runtimes: rts,
-		Replay: req.Options.Replay}
+		Replay: req.Options.Replay, ReturnMemory: true}
 	checked, err := ast.Validate(req.Script, req.Rules)
 	if err != nil {
 		// The server validated the same script with the same rules before
@@ -138,10 +147,58 @@ type workerConn struct {
 	pending map[uint64]chan *message
 	nextID  atomic.Uint64
 
-	// stop ends the run's context when the server says the request ended
-	// (msgStop): the runtime stops the plan and reports it cancelled, or a
-	// timeout at the client's deadline, with the logs so far.
-	stop context.CancelCauseFunc
+	// runs receives the plans the server sends; closed when its input
+	// ends. A second plan while one runs breaks the protocol.
+	runs chan *runRequest
+
+	// stop ends the current run's context when the server says the
+	// request ended (msgStop): the runtime stops the plan and reports it
+	// cancelled, or a timeout at the client's deadline, with the logs so
+	// far. nil between runs, when a stop has nothing to stop.
+	stopMu  sync.Mutex
+	stop    context.CancelCauseFunc
+	running bool
+}
+
+// begin marks a run started, with the function that stops it.
+func (w *workerConn) begin(stop context.CancelCauseFunc) {
+	w.stopMu.Lock()
+	w.stop, w.running = stop, true
+	w.stopMu.Unlock()
+}
+
+// end marks the run over: a stop that arrives later stops nothing.
+func (w *workerConn) end() {
+	w.stopMu.Lock()
+	w.stop, w.running = nil, false
+	w.stopMu.Unlock()
+}
+
+// stopRun stops the current run, if there is one.
+func (w *workerConn) stopRun(cause error) {
+	w.stopMu.Lock()
+	stop := w.stop
+	w.stopMu.Unlock()
+	if stop != nil {
+		stop(cause)
+	}
+}
+
+// accept hands a plan to the run loop; false when a run is going on or
+// one is already waiting, which no server does.
+func (w *workerConn) accept(req *runRequest) bool {
+	w.stopMu.Lock()
+	busy := w.running
+	w.stopMu.Unlock()
+	if busy || req == nil {
+		return false
+	}
+	select {
+	case w.runs <- req:
+		return true
+	default:
+		return false
+	}
 }
 
 func (w *workerConn) send(m *message) error {
@@ -153,21 +210,36 @@ func (w *workerConn) send(m *message) error {
 	return w.out.Flush()
 }
 
-// readReplies routes the server's replies to the calls waiting for them.
-// When the server goes away the worker has nothing left to do: it exits.
+// readReplies routes the server's frames: plans to the run loop, replies
+// to the calls waiting for them, a stop to the current run. When the
+// server closes the worker's input between runs the worker is done; when
+// it goes away mid-run, or sends what no server sends, it exits at once.
 func (w *workerConn) readReplies(r io.Reader) {
 	for {
 		m, err := readFrame(r, maxFrameToWorker)
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				w.stopMu.Lock()
+				idle := !w.running
+				w.stopMu.Unlock()
+				if idle {
+					close(w.runs)
+					return
+				}
+			}
 			syscall.Exit(7)
 		}
-		if m.T == msgStop {
-			if w.stop != nil {
-				w.stop(replyError("", m))
+		switch m.T {
+		case msgRun:
+			if !w.accept(m.Run) {
+				syscall.Exit(5)
 			}
 			continue
-		}
-		if m.T != msgReply && m.T != msgSuspend && m.T != msgResume {
+		case msgStop:
+			w.stopRun(replyError("", m))
+			continue
+		case msgReply, msgSuspend, msgResume:
+		default:
 			continue
 		}
 		w.mu.Lock()
