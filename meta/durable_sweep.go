@@ -49,14 +49,23 @@ func (d *Durable) markPaused(ctx context.Context, p *savedPlan) error {
 // audit log (tool_error, APPROVAL_EXPIRED, the run not resumed) and leaves
 // the store. Replicas may sweep at the same time: the resume lease makes
 // one of them end each plan, and a plan being resumed is left alone. It
-// returns how many plans it ended.
+// returns how many plans it ended; a record this server cannot open is
+// reported in the error and does not stop the sweep of the others.
 func (d *Durable) SweepExpired(ctx context.Context, st *State, now time.Time) (int, error) {
 	entries, err := d.store.Scan(ctx, "paused/", state.MaxScan)
-	if err != nil {
+	var errs []error
+	var unreadable *state.SealedKeysError
+	switch {
+	case errors.As(err, &unreadable):
+		// Records sealed with another key (a changed key, a replica
+		// configured with another, an altered entry) cannot be read, so
+		// not ended: they expire with their TTL. They must not keep the
+		// sweep from ending the others.
+		errs = append(errs, fmt.Errorf("paused plans this server cannot read, left to expire: %w", err))
+	case err != nil:
 		return 0, fmt.Errorf("listing paused plans: %w", err)
 	}
 	ended := 0
-	var errs []error
 	for _, e := range entries {
 		var rec pausedRecord
 		if json.Unmarshal(e.Value, &rec) != nil || rec.RunID == "" {

@@ -595,3 +595,27 @@ func TestDurableSweep(t *testing.T) {
 		t.Fatal("a swept plan's call ran")
 	}
 }
+
+// TestDurableSweepSkipsUnreadable checks that a paused plan sealed with
+// another key (a replica configured with another state key) does not stop
+// a sweep: each replica ends the plans it can read, and leaves the others.
+func TestDurableSweepSkipsUnreadable(t *testing.T) {
+	store := state.NewMemory()
+	keys := [2][]byte{testStateKey, bytes.Repeat([]byte{0x5a}, state.KeyBytes)}
+	var shops [2]*approvalShop
+	for i := range shops {
+		shops[i] = newApprovalShopWith(t, func(cfg *presets.Config) { cfg.VM.Isolation = presets.IsolationInProcess },
+			middleware.WithStateStore(store, keys[i]))
+		mustPause(t, rawModernCall(t, shops[i], "codecall.execute",
+			map[string]any{"script": `await callTool('shop.delete_order', {id: 'o1'}); return 1`}, "", ""))
+	}
+	later := time.Now().Add(time.Hour)
+	for i, s := range shops {
+		if n := s.cc.SweepPaused(later); n != 1 {
+			t.Errorf("replica %d's sweep ended %d plans, want its own 1 despite the other replica's, which it cannot read", i, n)
+		}
+	}
+	if left, err := store.Scan(context.Background(), "paused/", state.MaxScan); err != nil || len(left) != 0 {
+		t.Errorf("paused records left: %d (%v)", len(left), err)
+	}
+}

@@ -321,8 +321,15 @@ func testContract(t *testing.T, open opener) {
 		if err != nil || len(got) != 1 || got[0].Key != "sj/2" || string(got[0].Value) != "two" {
 			t.Fatalf("sealed Scan = %+v, %v; want sj/2 = two", got, err)
 		}
-		if _, err := s.Scan(ctx, "", 10); !errors.Is(err, ErrSealed) {
-			t.Fatalf("sealed Scan over a moved value: %v, want ErrSealed", err)
+		// A value that does not open hides none of the others.
+		got, err = s.Scan(ctx, "", 10)
+		var bad *SealedKeysError
+		if !errors.Is(err, ErrSealed) || !errors.As(err, &bad) || !slices.Contains(bad.Keys, "moved") || !strings.Contains(err.Error(), "moved") {
+			t.Fatalf("sealed Scan over a moved value: %v, want a SealedKeysError naming it", err)
+		}
+		if !slices.ContainsFunc(got, func(e Entry) bool { return e.Key == "sj/2" && string(e.Value) == "two" }) ||
+			slices.ContainsFunc(got, func(e Entry) bool { return e.Key == "moved" }) {
+			t.Fatalf("sealed Scan over a moved value returned %+v; want the entries that open, and only those", got)
 		}
 		other, _ := NewSealed(raw, bytes.Repeat([]byte{8}, KeyBytes))
 		if _, err := other.Take(ctx, "j"); !errors.Is(err, ErrSealed) {

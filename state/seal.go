@@ -104,18 +104,52 @@ func (s *Sealed) PutNew(ctx context.Context, key string, value []byte, ttl time.
 }
 
 // Scan implements Store: keys stay plain (they are what Scan matches), and
-// each value is opened with its key. A value that does not open fails the
-// whole Scan with ErrSealed, as Get would: an altered entry is not
-// skipped in silence.
+// each value is opened with its key. Values that do not open are not
+// skipped in silence, nor do they hide the others: Scan returns the
+// entries that opened with a *SealedKeysError, which wraps ErrSealed and
+// names the keys of the rest.
 func (s *Sealed) Scan(ctx context.Context, prefix string, limit int) ([]Entry, error) {
 	entries, err := s.Store.Scan(ctx, prefix, limit)
 	if err != nil {
 		return nil, err
 	}
-	for i, e := range entries {
-		if entries[i].Value, err = s.open(e.Key, e.Value); err != nil {
-			return nil, err
+	opened := entries[:0]
+	var bad []string
+	for _, e := range entries {
+		v, err := s.open(e.Key, e.Value)
+		if err != nil {
+			bad = append(bad, e.Key)
+			continue
 		}
+		opened = append(opened, Entry{Key: e.Key, Value: v})
 	}
-	return entries, nil
+	if len(bad) > 0 {
+		return opened, &SealedKeysError{Prefix: prefix, Keys: bad}
+	}
+	return opened, nil
+}
+
+// SealedKeysError is the error of a Scan through Sealed some of whose
+// values do not open with its key (the key changed, a replica uses
+// another, or the entries were altered). The entries that opened come with
+// it; Keys names the others, which stay in the store until their TTL.
+type SealedKeysError struct {
+	Prefix string
+	Keys   []string
+}
+
+func (e *SealedKeysError) Error() string {
+	return fmt.Sprintf("state scan %q: %d entries (%s) %v", e.Prefix, len(e.Keys), clipKeys(e.Keys), ErrSealed)
+}
+
+// Unwrap makes errors.Is(err, ErrSealed) hold.
+func (e *SealedKeysError) Unwrap() error { return ErrSealed }
+
+// clipKeys lists the first few keys, for a message.
+func clipKeys(keys []string) string {
+	const most = 3
+	if len(keys) <= most {
+		return strings.Join(keys, ", ")
+	}
+	return strings.Join(keys[:most], ", ") + fmt.Sprintf(" and %d more", len(keys)-most)
 }
