@@ -34,9 +34,10 @@ import (
 // Values are sealed with a key derived from the one given (journals hold
 // tool results). Without a Durable, plans pause in process (PausedRuns).
 type Durable struct {
-	store state.Store // sealed
-	sign  []byte      // signs requestState references
-	now   func() time.Time
+	store   state.Store // sealed
+	counted state.Store // the store as given, its round trips counted
+	sign    []byte      // signs requestState references
+	now     func() time.Time
 	// grace is how long a saved plan outlives its prompt, so that a late
 	// answer is told it expired instead of finding nothing.
 	grace time.Duration
@@ -77,7 +78,7 @@ func NewDurable(store state.Store, key []byte, opts ...DurableOption) (*Durable,
 	if err != nil {
 		return nil, err
 	}
-	d := &Durable{store: sealed, sign: derive(key, "codecall request state v1"), now: time.Now,
+	d := &Durable{store: sealed, counted: timedStore{Store: store, c: counters}, sign: derive(key, "codecall request state v1"), now: time.Now,
 		grace: 10 * time.Minute, lease: 5 * time.Minute, counters: counters}
 	for _, o := range opts {
 		o(d)
@@ -94,6 +95,12 @@ func derive(key []byte, label string) []byte {
 	m.Write([]byte(label))
 	return m.Sum(nil)
 }
+
+// CountedStore returns the store as given to NewDurable, its round trips
+// counted in the durable metrics (codecall.state.ops, .errors, .duration),
+// for the server's other users of the same store (the out-of-band
+// approval queue), which seal what they keep with keys of their own.
+func (d *Durable) CountedStore() state.Store { return d.counted }
 
 // Ping reports whether the store can be used, for readiness checks.
 func (d *Durable) Ping(ctx context.Context) error { return d.store.Ping(ctx) }

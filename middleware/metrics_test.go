@@ -115,3 +115,19 @@ func TestDurableMetrics(t *testing.T) {
 		t.Errorf("store round trips took %vs", got["codecall.state.duration"])
 	}
 }
+
+// TestOutOfBandQueueMetrics checks that the shared out-of-band queue's
+// round trips count in the state store's metrics like the journal's.
+func TestOutOfBandQueueMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	s := newApprovalShopWith(t, func(cfg *presets.Config) { cfg.VM.Isolation = presets.IsolationInProcess },
+		middleware.WithStateStore(state.NewMemory(), testStateKey), middleware.WithOutOfBandApprovals(),
+		middleware.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	before := collectMetrics(t, reader)["codecall.state.ops"]
+	if _, err := s.cc.OutOfBand().Pending(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := collectMetrics(t, reader)["codecall.state.ops"]; got != before+1 {
+		t.Errorf("listing the shared queue: codecall.state.ops went from %v to %v, want one round trip more", before, got)
+	}
+}

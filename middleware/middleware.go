@@ -113,7 +113,7 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 		if o.stateStore != nil {
 			// Every replica with the store lists and answers every
 			// replica's waiting calls.
-			q, err := newOOBStore(o.stateStore, o.stateKey)
+			q, err := newOOBStore(c.durable.CountedStore(), o.stateKey)
 			if err != nil {
 				return nil, fmt.Errorf("codecall: WithStateStore: the out-of-band queue: %w", err)
 			}
