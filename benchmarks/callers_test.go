@@ -38,7 +38,7 @@ func benchCallers(b *testing.B, callers int) {
 		busy      time.Duration
 	)
 	b.ResetTimer()
-	for b.Loop() {
+	for burst := 0; b.Loop(); burst++ {
 		b.StopTimer()
 		waitWarm(b, cc) // every burst starts from the same warm pool
 		b.StartTimer()
@@ -49,7 +49,9 @@ func benchCallers(b *testing.B, callers int) {
 			go func() {
 				defer wg.Done()
 				t0 := time.Now()
-				st, limit, _, _ := executeAs(b, srv, fmt.Sprintf("caller-%d", c), msg)
+				// New sessions every burst: their first plans, which no
+				// parked worker of theirs can take.
+				st, limit, _, _ := executeAs(b, srv, fmt.Sprintf("caller-%d-%d", burst, c), msg)
 				d := time.Since(t0)
 				mu.Lock()
 				defer mu.Unlock()

@@ -63,12 +63,14 @@ func BenchmarkIsolation(b *testing.B) {
 	}
 }
 
-// waitWarm waits until every worker of the pool is started and ready.
+// waitWarm waits until the pool's warm workers are started and ready and
+// no worker is starting or exiting; workers parked for a session's next
+// run (sandbox.reuseRuns) may remain.
 func waitWarm(b *testing.B, cc *middleware.CodeCall) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		p := cc.Isolation().Pool
-		if p != nil && p.Warm == p.Live && p.Warm >= 2 {
+		if p != nil && p.Warm+p.Parked == p.Live && p.Warm >= 2 {
 			return
 		}
 		if time.Now().After(deadline) {

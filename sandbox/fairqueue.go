@@ -182,6 +182,19 @@ func (q *fairQueue[T]) forget(c *queueSession[T]) {
 	}
 }
 
+// othersWaiting reports whether a session other than key has runs
+// waiting.
+func (q *fairQueue[T]) othersWaiting(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, c := range q.turns {
+		if c.key != key {
+			return true
+		}
+	}
+	return false
+}
+
 // queueStats are the queue's gauges.
 type queueStats struct {
 	running, waiting          int // runs holding a worker, and waiting for one

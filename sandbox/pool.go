@@ -596,7 +596,7 @@ func (p *Pool) run(ctx context.Context, script string, rules ast.Rules, host vm.
 		}
 		res, clean := p.runOn(ctx, w, req, host, start)
 		later.Stop()
-		if clean && p.mayReuse(w, opts, res) {
+		if clean && p.mayReuse(w, opts, res) && p.roomToPark(opts.Session) {
 			p.park(w, opts.Session)
 		} else {
 			p.retire(w)

@@ -62,6 +62,21 @@ func (p *Pool) fitFor(w *worker, u procUsage) bool {
 	return true
 }
 
+// roomToPark reports whether a worker of session may keep its place among
+// maxWorkers while it waits for the session's next run: only when no
+// other session's run waits for a worker, and the warm pool can still be
+// refilled from the places left free. A parked worker serves one session;
+// the place it holds would otherwise start a worker for anyone.
+func (p *Pool) roomToPark(session string) bool {
+	if p.queue.othersWaiting(session) {
+		return false
+	}
+	p.mu.Lock()
+	need := p.cfg.size - len(p.warm) - p.starting
+	p.mu.Unlock()
+	return cap(p.slots)-len(p.slots) >= need
+}
+
 // park keeps w for the next run of session, until its idle time runs out.
 func (p *Pool) park(w *worker, session string) {
 	p.parkMu.Lock()

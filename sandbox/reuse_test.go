@@ -35,8 +35,13 @@ func parkedFor(p *Pool, session string) []*worker {
 // a pending timer, a tool call it never awaits) and then a second plan of
 // the same session, which the same worker process runs: the second finds
 // none of it.
+// roomy leaves places among maxWorkers for the parked workers of a test's
+// sessions next to the warm pool: a worker parks only where the warm pool
+// can still be refilled (roomToPark).
+func roomy() Option { return WithMaxWorkers(16) }
+
 func TestReusedWorkerStartsClean(t *testing.T) {
-	p := newTestPool(t)
+	p := newTestPool(t, roomy())
 	l, _ := presets.LimitsFor(presets.Balanced)
 	// Each change the sandbox lets a plan make is made (a frozen
 	// intrinsic refuses some); run 1 reports which took.
@@ -88,8 +93,7 @@ func TestReusedWorkerStartsClean(t *testing.T) {
 // only: another session's run gets another worker, and runs without a
 // session never leave a worker behind.
 func TestReuseStaysInItsSession(t *testing.T) {
-	// Room for the warm workers and both sessions' parked ones.
-	p := newTestPool(t, WithMaxWorkers(8))
+	p := newTestPool(t, roomy())
 	l := limits(t)
 	for _, s := range []string{"a", "b", ""} {
 		if res := runIn(t, p, s, "return 1", l); res.Status != vm.StatusOK {
@@ -119,7 +123,7 @@ func TestReuseStaysInItsSession(t *testing.T) {
 // a limit, the timeout or the client does not, and the next run gets a
 // new worker.
 func TestReuseOnlyAfterACleanEnd(t *testing.T) {
-	p := newTestPool(t)
+	p := newTestPool(t, roomy())
 	short, _ := presets.LimitsFor(presets.Balanced)
 	short.Timeout = 300 * time.Millisecond
 	oneCall := limits(t)
@@ -164,7 +168,7 @@ func TestReuseOnlyAfterACleanEnd(t *testing.T) {
 // TestReuseBounds checks the bounds of reuse: a worker serves at most
 // reuseRuns runs, and a parked worker exits after the idle time.
 func TestReuseBounds(t *testing.T) {
-	p := newTestPool(t, WithReuse(2, 300*time.Millisecond))
+	p := newTestPool(t, roomy(), WithReuse(2, 300*time.Millisecond))
 	l := limits(t)
 	for i := range 3 {
 		if res := runIn(t, p, "s", "return 1", l); res.Status != vm.StatusOK {
@@ -199,7 +203,7 @@ func TestParkedWorkersGiveWay(t *testing.T) {
 
 // TestReuseDisabled checks WithReuse(1, …): every run gets a new worker.
 func TestReuseDisabled(t *testing.T) {
-	p := newTestPool(t, WithReuse(1, time.Minute))
+	p := newTestPool(t, roomy(), WithReuse(1, time.Minute))
 	for range 2 {
 		if res := runIn(t, p, "s", "return 1", limits(t)); res.Status != vm.StatusOK {
 			t.Fatal(res.Status, res.Error)
