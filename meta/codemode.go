@@ -249,14 +249,10 @@ func (h *handlers) run(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		return runAnswer(CodeModeOutput{Logs: []CodeModeLog{}, Result: json.RawMessage("null"),
 			Diagnostics: append(diags, refusal...), ToolTrace: []CodeModeTrace{}, RunID: runID})
 	}
-	runner := st.Runner
-	if runner == nil {
-		if limits.Isolation == presets.IsolationProcess && st.Config.Preset == presets.LockedDown {
-			return refuse(vm.StatusIllegalAccess, []Diagnostic{{Severity: SeverityError, Code: DiagIllegalAccess,
-				Message: "the locked_down preset runs scripts only in sandboxed worker processes, and this server has none",
-				Hint:    "Ask the operator to enable process isolation, or to set vm.isolation to \"inprocess\"."}}), nil
-		}
-		runner = InProcess{}
+	runner, noRunner := st.runnerFor(limits)
+	if noRunner != nil {
+		return refuse(vm.StatusIllegalAccess, []Diagnostic{{Severity: SeverityError, Code: DiagIllegalAccess,
+			Message: noRunner.Message, Hint: noRunner.Hint}}), nil
 	}
 	rules := ast.RulesFor(limits)
 	rules.Preset = st.Config.Preset

@@ -64,12 +64,9 @@ func relaunch(st *State, p *savedPlan) (planLaunch, presets.Limits, *vm.ErrorInf
 			return st.Python.RunPython(ctx, p.Script, host, opts)
 		}, limits, nil
 	}
-	runner := st.Runner
-	if runner == nil {
-		if limits.Isolation == presets.IsolationProcess && st.Config.Preset == presets.LockedDown {
-			return nil, limits, &vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the locked_down preset runs plans only in sandboxed worker processes, and this server has none"}
-		}
-		runner = InProcess{}
+	runner, noRunner := st.runnerFor(limits)
+	if noRunner != nil {
+		return nil, limits, noRunner
 	}
 	rules := ast.RulesFor(limits)
 	rules.Preset = st.Config.Preset

@@ -113,15 +113,9 @@ func (h *handlers) execute(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		return rendered(IllegalOutput{Status: status, Error: info, Violations: violations, ToolTrace: []vm.TraceEntry{},
 			Metrics: vm.Metrics{DurationMs: ms(time.Since(start))}, RunID: runID}, true, format)
 	}
-	runner := st.Runner
-	if runner == nil {
-		// The composition root refuses to start locked_down without worker
-		// processes; this keeps the promise should a state ever lack one.
-		if limits.Isolation == presets.IsolationProcess && st.Config.Preset == presets.LockedDown {
-			return refuse(vm.StatusIllegalAccess, vm.ErrorInfo{Kind: vm.KindIsolation, Message: "the locked_down preset runs plans only in " +
-				"sandboxed worker processes, and this server has none; set vm.isolation to \"inprocess\" to accept in-process execution"}, nil), nil
-		}
-		runner = InProcess{}
+	runner, noRunner := st.runnerFor(limits)
+	if noRunner != nil {
+		return refuse(vm.StatusIllegalAccess, *noRunner, nil), nil
 	}
 	lang, off := st.checkLanguage(in.Language)
 	if off != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/codecall-go/codecall/ast"
+	"github.com/codecall-go/codecall/presets"
 	"github.com/codecall-go/codecall/vm"
 )
 
@@ -43,4 +44,22 @@ func (p InProcess) Run(ctx context.Context, script string, checked *ast.Checked,
 	opts.ReturnMemory = true
 	opts.Runtimes = p.Runtimes
 	return vm.Run(ctx, checked, host, opts)
+}
+
+// runnerFor returns what runs a plan or script under limits: the state's
+// runner, or the runtime in this process when it has none. A locked_down
+// server without worker processes gets the refusal instead, the same on
+// every surface and on resume. The composition root refuses to start
+// locked_down without workers; this keeps the promise should a state ever
+// lack one.
+func (st *State) runnerFor(limits presets.Limits) (Runner, *vm.ErrorInfo) {
+	switch {
+	case st.Runner != nil:
+		return st.Runner, nil
+	case limits.Isolation == presets.IsolationProcess && st.Config.Preset == presets.LockedDown:
+		return nil, &vm.ErrorInfo{Kind: vm.KindIsolation,
+			Message: "the locked_down preset runs plans and scripts only in sandboxed worker processes, and this server has none",
+			Hint:    `ask the operator to make worker processes available, or to set vm.isolation to "inprocess" to accept in-process execution`}
+	}
+	return InProcess{}, nil
 }
