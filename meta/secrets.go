@@ -46,6 +46,9 @@ func (s *runSecrets) learnAll(raw json.RawMessage, schema json.RawMessage) {
 	if err := dec.Decode(&v); err != nil {
 		return
 	}
+	if !s.r.Redacts(v, schema) {
+		return // nothing secret: no copy to diff
+	}
 	red := s.r.Value(v, schema)
 	var found []string
 	diffSecrets(v, red, s.r.Placeholder(), &found)
