@@ -100,7 +100,9 @@ func (r *run) callTool(call goja.FunctionCall) goja.Value {
 		}
 		c.inputJSON = []byte("{}")
 	}
-	if err := json.Unmarshal(c.inputJSON, &c.input); err != nil || c.input == nil {
+	if string(c.inputJSON) == "{}" {
+		c.input = map[string]any{} // no arguments, as many calls have: nothing to decode
+	} else if err := json.Unmarshal(c.inputJSON, &c.input); err != nil || c.input == nil {
 		r.throwType("callTool: input must be a plain object")
 	}
 
