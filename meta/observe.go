@@ -182,6 +182,9 @@ func (o *auditObserver) Ended(ctx context.Context, res *mcp.CallToolResult, err 
 type spanObserver struct{ span trace.Span }
 
 func (o spanObserver) Decided(_ context.Context, out *policy.Outcome, err error) {
+	if !o.span.IsRecording() {
+		return // no tracing: spare the attributes, which a span that records nothing drops
+	}
 	o.span.SetAttributes(attribute.String("codecall.policy.decision", decisionOf(out, err)))
 	if out != nil {
 		o.span.SetAttributes(attribute.String("codecall.policy", out.Policy))
@@ -189,6 +192,9 @@ func (o spanObserver) Decided(_ context.Context, out *policy.Outcome, err error)
 }
 
 func (o spanObserver) Approved(_ context.Context, answer policy.Answer, _ error) {
+	if !o.span.IsRecording() {
+		return
+	}
 	o.span.SetAttributes(attribute.String("codecall.approval", answer.Outcome.Audited()))
 	if answer.Channel != "" {
 		o.span.SetAttributes(attribute.String("codecall.approval.channel", string(answer.Channel)))
