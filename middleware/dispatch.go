@@ -114,10 +114,10 @@ func (c *CodeCall) internalRequest(name string, args map[string]any) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	msg := make([]byte, 0, len(c.callPrefix)+20+len(`","method":"tools/call","params":{"name":`)+len(name)+2+len(`,"arguments":`)+len(argsJSON)+2)
+	msg := make([]byte, 0, len(c.callPrefix)+20+len(callMethod)+len(name)+2+len(`,"arguments":`)+len(argsJSON)+2)
 	msg = append(msg, c.callPrefix...)
 	msg = strconv.AppendUint(msg, c.seq.Add(1), 10)
-	msg = append(msg, `","method":"tools/call","params":{"name":`...)
+	msg = append(msg, callMethod...)
 	if msg, err = appendJSONString(msg, name); err != nil {
 		return nil, err
 	}
@@ -125,6 +125,9 @@ func (c *CodeCall) internalRequest(name string, args map[string]any) ([]byte, er
 	msg = append(msg, argsJSON...)
 	return append(msg, "}}"...), nil
 }
+
+// callMethod follows an internal call's id, up to its name.
+const callMethod = `","method":"` + string(mcp.MethodToolsCall) + `","params":{"name":`
 
 // callPrefix is the start of every internal tools/call message, up to the
 // sequence number of its id.
