@@ -23,7 +23,7 @@ func noopServer(b *testing.B) *server.MCPServer {
 }
 
 // noopServerWith is noopServer with plans run under the given isolation.
-func noopServerWith(b *testing.B, isolation presets.Isolation, mut ...func(*presets.Config)) (*server.MCPServer, *middleware.CodeCall) {
+func noopServerWith(b testing.TB, isolation presets.Isolation, mut ...func(*presets.Config)) (*server.MCPServer, *middleware.CodeCall) {
 	srv := server.NewMCPServer("bench", "1", server.WithToolCapabilities(true))
 	srv.AddTool(mcp.NewTool("bench.noop", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDestructiveHintAnnotation(false),
 		mcp.WithIdempotentHintAnnotation(true), mcp.WithOpenWorldHintAnnotation(false)),
@@ -56,12 +56,12 @@ func toolCall(b testing.TB, name string, args map[string]any) []byte {
 	return msg
 }
 
-func mustOK(b *testing.B, srv *server.MCPServer, msg []byte) {
+func mustOK(b testing.TB, srv *server.MCPServer, msg []byte) {
 	mustOKIn(context.Background(), b, srv, msg)
 }
 
 // mustOKIn is mustOK for a request in ctx (a client session's).
-func mustOKIn(ctx context.Context, b *testing.B, srv *server.MCPServer, msg []byte) {
+func mustOKIn(ctx context.Context, b testing.TB, srv *server.MCPServer, msg []byte) {
 	resp, ok := srv.HandleMessage(ctx, msg).(mcp.JSONRPCResponse)
 	if !ok {
 		b.Fatalf("not a result: %+v", resp)

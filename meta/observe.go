@@ -41,19 +41,28 @@ func (st *State) tracer() trace.Tracer {
 // the audit log when the call is not a plan's (a plan's call carries its
 // run); "" gives a new one.
 func (st *State) observe(ctx context.Context, call policy.Call, runID string) (context.Context, policy.Observer) {
-	attrs := []attribute.KeyValue{
-		attribute.String("codecall.tool", call.Tool),
-		attribute.String("codecall.via", string(call.Via)),
-	}
+	attrs := make([]attribute.KeyValue, 2, 4)
+	attrs[0], attrs[1] = attribute.String("codecall.tool", call.Tool), attribute.String("codecall.via", string(call.Via))
 	if call.Run != nil {
 		attrs = append(attrs, attribute.String("codecall.run_id", call.Run.ID), attribute.Int("codecall.call_index", call.Run.CallIndex))
 	}
 	ctx, span := st.tracer().Start(ctx, "codecall.tool_call", trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
-	obs := fanOut{spanObserver{span}, logObserver{st.logger(), call}}
+	// Every call of a plan opens one: the observers and their fan-out
+	// share one allocation.
+	o := &callObservers{span: spanObserver{span}, log: logObserver{st.logger(), call}}
+	obs := append(fanOut(o.fan[:0]), &o.span, &o.log)
 	if st.Audit.Enabled() {
 		obs = append(obs, newAuditObserver(st, call, runID))
 	}
 	return ctx, obs
+}
+
+// callObservers hold the observers of one call that observe always, and
+// room for the fan-out over them and the audit observer.
+type callObservers struct {
+	span spanObserver
+	log  logObserver
+	fan  [3]policy.Observer
 }
 
 // fanOut hands every event to each observer in turn.
@@ -173,6 +182,9 @@ func (o *auditObserver) Ended(ctx context.Context, res *mcp.CallToolResult, err 
 type spanObserver struct{ span trace.Span }
 
 func (o spanObserver) Decided(_ context.Context, out *policy.Outcome, err error) {
+	if !o.span.IsRecording() {
+		return // no tracing: spare the attributes, which a span that records nothing drops
+	}
 	o.span.SetAttributes(attribute.String("codecall.policy.decision", decisionOf(out, err)))
 	if out != nil {
 		o.span.SetAttributes(attribute.String("codecall.policy", out.Policy))
@@ -180,6 +192,9 @@ func (o spanObserver) Decided(_ context.Context, out *policy.Outcome, err error)
 }
 
 func (o spanObserver) Approved(_ context.Context, answer policy.Answer, _ error) {
+	if !o.span.IsRecording() {
+		return
+	}
 	o.span.SetAttributes(attribute.String("codecall.approval", answer.Outcome.Audited()))
 	if answer.Channel != "" {
 		o.span.SetAttributes(attribute.String("codecall.approval.channel", string(answer.Channel)))

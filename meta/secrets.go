@@ -32,11 +32,22 @@ type runSecrets struct {
 
 // learn remembers the secrets the redactor finds in a tool's result.
 func (s *runSecrets) learn(raw json.RawMessage, schema json.RawMessage) {
+	if mayHoldSecret(raw) {
+		s.learnAll(raw, schema)
+	}
+}
+
+// learnAll is learn without its shortcut: it decodes and redacts the
+// whole result.
+func (s *runSecrets) learnAll(raw json.RawMessage, schema json.RawMessage) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return
+	}
+	if !s.r.Redacts(v, schema) {
+		return // nothing secret: no copy to diff
 	}
 	red := s.r.Value(v, schema)
 	var found []string
@@ -52,6 +63,50 @@ func (s *runSecrets) learn(raw json.RawMessage, schema json.RawMessage) {
 		}
 		s.values = append(s.values, f)
 	}
+}
+
+// mayHoldSecret reports whether a result has a value learn could
+// remember: a string or number whose JSON text is at least minSecretLen
+// bytes long. A value's text is never shorter than the value (escapes only
+// shrink), and learn keeps nothing shorter, so a result without one (a
+// boolean, a count, an object of short fields) teaches nothing and is not
+// decoded and redacted a second time on every call of a plan. Object keys
+// are not values: learn never remembers a key. Malformed JSON may go
+// either way; learn's own decoding then refuses it.
+func mayHoldSecret(raw []byte) bool {
+	scalar := 0 // length of the number or literal being read
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '"' {
+			switch {
+			case c == '-' || c == '+' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+				if scalar++; scalar >= minSecretLen {
+					return true
+				}
+			default:
+				scalar = 0
+			}
+			continue
+		}
+		scalar = 0
+		start := i + 1
+		for i++; i < len(raw) && raw[i] != '"'; i++ {
+			if raw[i] == '\\' {
+				i++
+			}
+		}
+		if i-start < minSecretLen {
+			continue
+		}
+		j := i + 1
+		for j < len(raw) && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\n' || raw[j] == '\r') {
+			j++
+		}
+		if j >= len(raw) || raw[j] != ':' {
+			return true // a value, not a key
+		}
+	}
+	return false
 }
 
 // diffSecrets walks a value and its redacted copy side by side and

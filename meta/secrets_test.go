@@ -48,3 +48,56 @@ func TestRunSecrets(t *testing.T) {
 		t.Errorf("a short value was remembered: %q", got)
 	}
 }
+
+// TestMayHoldSecret checks learn's shortcut: a result it skips is one in
+// which the whole decode-and-redact finds nothing, and results with a
+// secret the redactor recognises are never skipped.
+func TestMayHoldSecret(t *testing.T) {
+	tests := []struct {
+		result string
+		want   bool
+	}{
+		{`{"ok":true}`, false},
+		{`{"count":12,"done":false,"next":null}`, false},
+		{`{"apiKey":"abc"}`, false},            // too short to be remembered
+		{`{"password_hash_of_user":1}`, false}, // a long key is not a value
+		{`{"a" : "12345", "longerKeyName"  :  2}`, false},
+		{`[1,2,3,true,null,"x"]`, false},
+		{`"short"`, false},
+		{``, false},
+		{`{"apiKey":"k-9f8e7d6c5b"}`, true},
+		{`{"pin":493021}`, true}, // a long number
+		{`{"pin":-1.5e10}`, true},
+		{`"a bare string value"`, true},
+		{`{"note":"use Authorization: Bearer abc.def-123456 today"}`, true},
+		{`{"raw":"{\"password\":\"hunter22\"}"}`, true},
+		{`{"k":"\u00e9\u00e9"}`, true}, // escapes count as written: conservative
+		{`{"items":[{"secret":"s3cr3t-value"}]}`, true},
+		{`{"key"` + "\n\t" + `:"value-long-enough"}`, true},
+		{`{"unterminated":"abcdefgh`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.result, func(t *testing.T) {
+			if got := mayHoldSecret([]byte(tt.result)); got != tt.want {
+				t.Errorf("mayHoldSecret = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// Whatever the shortcut skips, the whole path learns nothing from,
+	// under the built-in key rules and a schema that marks everything.
+	schema := json.RawMessage(`{"type":"object","additionalProperties":{"writeOnly":true}}`)
+	for _, raw := range []string{`{"ok":true}`, `{"pin":12345}`, `{"token":"abc12"}`, `{"secret":"x","apiKey":"yy"}`,
+		`{"card":41111}`, `{"password":"\"q\""}`, `{"sk_live_0123456789abcdef":true}`} {
+		if mayHoldSecret([]byte(raw)) {
+			t.Errorf("%s: expected the shortcut to skip it", raw)
+			continue
+		}
+		for _, sc := range []json.RawMessage{nil, schema} {
+			s := &runSecrets{r: redact.Default()}
+			s.learnAll(json.RawMessage(raw), sc)
+			if len(s.values) > 0 {
+				t.Errorf("%s (schema %s): the shortcut skipped a result the whole path learns %q from", raw, sc, s.values)
+			}
+		}
+	}
+}

@@ -47,11 +47,12 @@ import (
 // iso (the worker pool) and rl (the config and policy files). Lock order,
 // where one is taken under another: rl, then gens, then iso.
 type CodeCall struct {
-	srv    *server.MCPServer
-	opts   options
-	log    *slog.Logger
-	idBase string        // makes the ids of internal calls unique
-	seq    atomic.Uint64 // numbers internal calls
+	srv        *server.MCPServer
+	opts       options
+	log        *slog.Logger
+	idBase     string        // makes the ids of internal calls unique
+	callPrefix []byte        // every internal call's message up to its sequence number; see internalRequest
+	seq        atomic.Uint64 // numbers internal calls
 
 	approvals *policy.Approvals // pending approvals and session trust
 	outOfBand *policy.OutOfBand // calls waiting for an operator; nil unless WithOutOfBandApprovals
@@ -131,6 +132,7 @@ func Wrap(srv *server.MCPServer, opts ...Option) (*CodeCall, error) {
 	var id [6]byte
 	_, _ = rand.Read(id[:])
 	c.idBase = hex.EncodeToString(id[:])
+	c.callPrefix = callPrefix(c.idBase)
 	obs := newObserver("codecall-observer-" + c.idBase)
 	c.gens = newGenerations(srv, c, obs, c.log, cfg, c.newGeneration)
 

@@ -117,30 +117,28 @@ func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Reques
 	if snap != nil {
 		t, _ = snap.Lookup(req.Tool)
 	}
-	notFound := &toolerr.Error{Code: toolerr.NotFound, Tool: req.Tool,
-		Message: fmt.Sprintf("no tool named %q is available; use codecall.search to find tools", req.Tool)}
 	if t == nil {
-		return nil, notFound
+		return nil, notFound(req.Tool)
 	}
 	switch req.Via {
 	case ViaDirect:
 		if !t.VisibleInList {
-			return nil, notFound
+			return nil, notFound(req.Tool)
 		}
 		return t, nil
 	case ViaSearch, ViaDescribe:
 		if !t.Enabled || !g.Discoverable(ctx, t) {
-			return nil, notFound
+			return nil, notFound(req.Tool)
 		}
 		return t, nil
 	case ViaExecute:
 		if !t.Enabled {
-			return nil, notFound
+			return nil, notFound(req.Tool)
 		}
 		return t, nil
 	case ViaInvoke:
 		if !t.Enabled {
-			return nil, notFound
+			return nil, notFound(req.Tool)
 		}
 		if !g.directCalls {
 			return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: req.Tool, Message: "direct calls are disabled (directCalls.enabled is false)"}
@@ -157,4 +155,13 @@ func (g *Gate) Authorize(ctx context.Context, snap *catalog.Snapshot, req Reques
 	default:
 		return nil, &toolerr.Error{Code: toolerr.AccessDenied, Tool: req.Tool, Message: fmt.Sprintf("unknown access path %q", req.Via)}
 	}
+}
+
+// notFound is Authorize's answer for a tool the caller may not see: the
+// same for a tool that does not exist, so a refusal tells nothing of what
+// is hidden. Built only when refusing: Authorize runs for every call of a
+// plan and for every tool of a tools/list.
+func notFound(tool string) *toolerr.Error {
+	return &toolerr.Error{Code: toolerr.NotFound, Tool: tool,
+		Message: fmt.Sprintf("no tool named %q is available; use codecall.search to find tools", tool)}
 }

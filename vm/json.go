@@ -92,8 +92,13 @@ type encoder struct {
 	truncated bool // past keep: bytes are counted, not kept
 	stopped   bool // past measure: nothing more is encoded
 
-	stack  []*goja.Object
+	stack []*goja.Object
+	// onPath maps the objects on the stack to their place in path, for
+	// the cycle check. It is made when a second object is entered: a
+	// flat value (a tool's input, most often) needs no map, its one
+	// object being rootAt.
 	onPath map[*goja.Object]int
+	rootAt int
 	path   []string
 	steps  int
 }
@@ -101,7 +106,7 @@ type encoder struct {
 var boolType = reflect.TypeOf(true)
 
 func (r *run) newEncoder(opts encodeOptions) *encoder {
-	e := &encoder{r: r, opts: opts, keep: opts.keep, onPath: make(map[*goja.Object]int)}
+	e := &encoder{r: r, opts: opts, keep: opts.keep}
 	if e.keep <= 0 {
 		e.keep = r.caps.stringUnits
 	}
@@ -351,7 +356,7 @@ func (e *encoder) enter(o *goja.Object) {
 	if len(e.stack) >= maxJSONDepth {
 		e.r.throwRange(fmt.Sprintf("%s: the value nests deeper than %d levels", e.opts.what, maxJSONDepth))
 	}
-	if at, ok := e.onPath[o]; ok {
+	if at, ok := e.pathIndex(o); ok {
 		if e.opts.strict {
 			here := e.pathString()
 			saved := e.path
@@ -362,8 +367,27 @@ func (e *encoder) enter(o *goja.Object) {
 		}
 		e.r.throwType(fmt.Sprintf("%s: cannot serialise a cyclic structure (at %s)", e.opts.what, e.pathString()))
 	}
-	e.onPath[o] = len(e.path) - 1
+	if e.onPath == nil && len(e.stack) == 1 {
+		e.onPath = map[*goja.Object]int{e.stack[0]: e.rootAt}
+	}
+	if e.onPath != nil {
+		e.onPath[o] = len(e.path) - 1
+	} else {
+		e.rootAt = len(e.path) - 1 // the stack is empty: o is the root
+	}
 	e.stack = append(e.stack, o)
+}
+
+// pathIndex says whether o is on the stack, and where in path.
+func (e *encoder) pathIndex(o *goja.Object) (int, bool) {
+	if e.onPath != nil {
+		at, ok := e.onPath[o]
+		return at, ok
+	}
+	if len(e.stack) == 1 && e.stack[0] == o {
+		return e.rootAt, true
+	}
+	return 0, false
 }
 
 func (e *encoder) leave(o *goja.Object) {

@@ -100,7 +100,9 @@ func (r *run) callTool(call goja.FunctionCall) goja.Value {
 		}
 		c.inputJSON = []byte("{}")
 	}
-	if err := json.Unmarshal(c.inputJSON, &c.input); err != nil || c.input == nil {
+	if string(c.inputJSON) == "{}" {
+		c.input = map[string]any{} // no arguments, as many calls have: nothing to decode
+	} else if err := json.Unmarshal(c.inputJSON, &c.input); err != nil || c.input == nil {
 		r.throwType("callTool: input must be a plain object")
 	}
 
@@ -339,8 +341,9 @@ func (r *run) defineErrorDetails(o *goja.Object, c *toolCall) {
 	r.defineData(o, "retryable", r.rt.ToValue(c.retry))
 }
 
-// parseToolResult parses a tool's unwrapped JSON result inside the runtime,
-// after checking its size and depth: goja's parser recurses on the Go stack.
+// parseToolResult parses a tool's unwrapped JSON result into runtime
+// values, after checking its size and depth: the parser recurses on the Go
+// stack. It gives what JSON.parse would, in one pass (see resultParser).
 // On failure it returns the error code and message the call fails with.
 func (r *run) parseToolResult(raw json.RawMessage) (v goja.Value, code, message string) {
 	if len(raw) == 0 {
@@ -349,11 +352,12 @@ func (r *run) parseToolResult(raw json.RawMessage) (v goja.Value, code, message 
 	if err := checkJSONText(raw, r.caps.stringUnits, maxJSONDepth); err != nil {
 		return nil, codeLimit, "the tool's result cannot be used in the sandbox: " + err.Error()
 	}
-	err := r.try(func() { v = r.parseNative()(goja.FunctionCall{Arguments: []goja.Value{r.rt.ToValue(string(raw))}}) })
-	if err != nil {
-		if isUncatchable(err) {
-			panic(err)
-		}
+	var perr error
+	err := r.try(func() { v, perr = parseResultJSON(r.rt, raw) })
+	if err != nil && isUncatchable(err) {
+		panic(err)
+	}
+	if err != nil || perr != nil {
 		return nil, codeExecution, "the tool returned a result that is not valid JSON"
 	}
 	return v, "", ""

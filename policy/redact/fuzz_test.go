@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/codecall-go/codecall/presets"
 )
 
 // FuzzString checks that String never panics, keeps valid UTF-8 valid, and
@@ -52,6 +54,10 @@ func FuzzJSON(f *testing.F) {
 		f.Add([]byte(`{"a":"x","b":[1]}`), []byte(s))
 	}
 	r := Default()
+	small, err := New(presets.RedactionConfig{}, WithMaxNodes(6), WithMaxDepth(3))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, doc, schema []byte) {
 		in := string(doc)
 		out := r.JSON(doc, schema)
@@ -60,6 +66,17 @@ func FuzzJSON(f *testing.F) {
 		}
 		if !json.Valid(out) {
 			t.Fatalf("JSON(%q) = %q is not valid JSON", doc, out)
+		}
+		// The walk that only looks agrees with the walk that copies, also
+		// when the node and depth budgets run out.
+		if v, ok := decodeJSON(doc); ok {
+			for _, rr := range []*Redactor{r, small} {
+				full := walker{r: rr, budget: rr.maxNodes}
+				full.value(v, parseSchema(schema), 0)
+				if look := rr.Redacts(v, schema); look != full.changed {
+					t.Fatalf("Redacts(%q) = %v, the full walk changed = %v", doc, look, full.changed)
+				}
+			}
 		}
 		// Planting a secret under a secret key anywhere the document
 		// holds an object must not let it through.

@@ -232,6 +232,17 @@ func (r *Redactor) Value(v any, schema json.RawMessage) any {
 	return w.value(v, parseSchema(schema), 0)
 }
 
+// Redacts reports whether Value would replace anything in v, without
+// building the copy: a caller that only needs to know (or that looks for
+// what was redacted only when something was) spares the copy in the
+// common case of a value with nothing secret in it.
+func (r *Redactor) Redacts(v any, schema json.RawMessage) bool {
+	w := walker{r: r.orDefault(), lookOnly: true}
+	w.budget = w.r.maxNodes
+	w.value(v, parseSchema(schema), 0)
+	return w.changed
+}
+
 // JSON redacts a JSON document, as Value does, and returns it encoded. When
 // nothing was redacted it returns raw itself, byte for byte; otherwise a
 // compact encoding. Input that is not a single valid JSON value (empty
@@ -242,8 +253,15 @@ func (r *Redactor) JSON(raw json.RawMessage, schema json.RawMessage) json.RawMes
 	if !ok {
 		return r.placeholderJSON()
 	}
+	// Most documents hold nothing to redact: a walk that only looks finds
+	// that out without building the copy that would be thrown away.
+	sv := parseSchema(schema)
+	look := walker{r: r, budget: r.maxNodes, lookOnly: true}
+	if look.value(v, sv, 0); !look.changed {
+		return raw
+	}
 	w := walker{r: r, budget: r.maxNodes}
-	out := w.value(v, parseSchema(schema), 0)
+	out := w.value(v, sv, 0)
 	if !w.changed {
 		return raw
 	}
@@ -298,6 +316,10 @@ type walker struct {
 	// decided key by key, without the map.
 	secretKeys map[string]bool
 	keysMet    int
+	// lookOnly walks without building the redacted copy: values are
+	// inspected as in a full walk, changed says whether anything would be
+	// replaced, and what value returns is not to be used.
+	lookOnly bool
 }
 
 // fewKeys is how many keys a walk decides one by one before it remembers
@@ -343,6 +365,12 @@ func (w *walker) value(v any, s *schemaView, depth int) any {
 	case map[string]any:
 		return w.object(x, s, depth)
 	case []any:
+		if w.lookOnly {
+			for i, e := range x {
+				w.value(e, s.item(i), depth+1)
+			}
+			return x
+		}
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = w.value(e, s.item(i), depth+1)
@@ -408,13 +436,16 @@ func (w *walker) textWith(str string, s *schemaView, depth int) any {
 	}
 	if t := strings.TrimSpace(str); len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
 		if v, ok := decodeJSON([]byte(t)); ok {
-			inner := walker{r: w.r, budget: w.budget, secretKeys: w.secretKeys, keysMet: w.keysMet}
+			inner := walker{r: w.r, budget: w.budget, secretKeys: w.secretKeys, keysMet: w.keysMet, lookOnly: w.lookOnly}
 			out := inner.value(v, s, depth+1)
 			w.budget, w.secretKeys, w.keysMet = inner.budget, inner.secretKeys, inner.keysMet
 			if !inner.changed {
 				return str
 			}
 			w.changed = true
+			if w.lookOnly {
+				return str
+			}
 			b, err := encodeJSON(out)
 			if err != nil {
 				return w.r.placeholder
@@ -428,6 +459,15 @@ func (w *walker) textWith(str string, s *schemaView, depth int) any {
 }
 
 func (w *walker) object(m map[string]any, s *schemaView, depth int) any {
+	if w.lookOnly {
+		for k, v := range m {
+			if _, ch := w.r.str(k); ch {
+				w.changed = true
+			}
+			w.field(k, v, s, depth)
+		}
+		return m
+	}
 	out := make(map[string]any, len(m))
 	// Keys are strings too, and may carry a secret (a map keyed by
 	// tokens). Keys that need no change keep their names; redacted keys

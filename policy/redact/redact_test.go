@@ -275,3 +275,54 @@ func TestCyclicValue(t *testing.T) {
 		t.Errorf("a cyclic struct gave %v, want the placeholder", got)
 	}
 }
+
+// TestRedactsAgreesWithValue checks the walk that only looks: Redacts is
+// true exactly when Value replaces something, for every way a value gets
+// replaced (secret key, pattern, renamed key, JSON text inside a string,
+// schema hint, long number, node and depth budgets), and JSON returns its
+// input itself when there is nothing to replace.
+func TestRedactsAgreesWithValue(t *testing.T) {
+	small, err := New(presets.RedactionConfig{}, WithMaxNodes(6), WithMaxDepth(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		r      *Redactor
+		doc    string
+		schema string
+		want   bool
+	}{
+		{"nothing secret", Default(), `{"ok":true,"rows":[{"id":"a1","n":3}],"note":"all fine"}`, "", false},
+		{"secret key", Default(), `{"rows":[{"id":"a1","apiKey":"k-123"}]}`, "", true},
+		{"pattern in a value", Default(), `{"note":"token ` + ghToken + `"}`, "", true},
+		{"pattern in a key", Default(), `{"` + ghToken + `":1}`, "", true},
+		{"JSON text in a string", Default(), `{"raw":"{\"password\":\"hunter22\"}"}`, "", true},
+		{"JSON text in a string, nothing secret", Default(), `{"raw":"{\"name\":\"ada\"}"}`, "", false},
+		{"schema hint", Default(), `{"pin":"1234"}`, `{"properties":{"pin":{"writeOnly":true}}}`, true},
+		{"long number", Default(), `{"n":4111111111111111}`, "", true},
+		{"boolean under a secret key", Default(), `{"password":true}`, "", false},
+		{"node budget", small, `[1,2,3,4,5,6,7,8]`, "", true},
+		{"within the node budget", small, `[1,2,3]`, "", false},
+		{"depth budget", small, `[[[[["deep"]]]]]`, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, ok := decodeJSON([]byte(tt.doc))
+			if !ok {
+				t.Fatalf("bad test document %s", tt.doc)
+			}
+			var schema json.RawMessage
+			if tt.schema != "" {
+				schema = json.RawMessage(tt.schema)
+			}
+			if got := tt.r.Redacts(v, schema); got != tt.want {
+				t.Errorf("Redacts = %v, want %v", got, tt.want)
+			}
+			out := tt.r.JSON(json.RawMessage(tt.doc), schema)
+			if same := string(out) == tt.doc; same == tt.want {
+				t.Errorf("JSON changed the document: %v, want %v (%s)", !same, tt.want, out)
+			}
+		})
+	}
+}
