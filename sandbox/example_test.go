@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/codecall-go/codecall/ast"
 	"github.com/codecall-go/codecall/presets"
@@ -32,8 +34,8 @@ func (echoHost) Discover(context.Context, string, json.RawMessage) (json.RawMess
 func (echoHost) Log(context.Context, string, string, json.RawMessage) {}
 func (echoHost) Notify(context.Context, string, json.RawMessage)      {}
 
-// A pool runs each plan in a fresh sandboxed worker process; the plan's
-// tool calls come back to the host in this process.
+// A pool runs each plan in a sandboxed worker process, in a runtime of its
+// own; the plan's tool calls come back to the host in this process.
 func Example() {
 	limits, _ := presets.LimitsFor(presets.Secure)
 	pool, err := sandbox.New(context.Background(), sandbox.WithLimits(limits),
@@ -101,4 +103,39 @@ func ExampleProfile_Command() {
 		return
 	}
 	_ = cmd.Start()
+}
+
+// A worker serves the successive plans of one MCP session, each in a
+// runtime built after the previous plan ended: the second plan here runs
+// without a process start, and finds nothing the first left behind.
+func ExampleWithReuse() {
+	limits, _ := presets.LimitsFor(presets.Balanced)
+	pool, err := sandbox.New(context.Background(), sandbox.WithLimits(limits), sandbox.WithMaxWorkers(8),
+		sandbox.WithReuse(100, 30*time.Second), sandbox.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		fmt.Println("undefined\nreused 1") // no sandbox here: see Example
+		return
+	}
+	defer pool.Close()
+
+	rules := ast.RulesFor(limits)
+	for _, script := range []string{
+		`Object.getPrototypeOf([]).left = 'behind'; return 'first'`,
+		`return typeof [].left`,
+	} {
+		checked, err := ast.Validate(script, rules)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		res := pool.Run(context.Background(), script, checked, rules, echoHost{},
+			vm.Options{RunID: "example", Limits: limits, Session: "session-1"})
+		if string(res.Result) != `"first"` {
+			fmt.Println(strings.Trim(string(res.Result), `"`))
+		}
+	}
+	fmt.Println("reused", pool.Stats().Reused)
+	// Output:
+	// undefined
+	// reused 1
 }
