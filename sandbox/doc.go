@@ -1,6 +1,8 @@
-// Package sandbox runs CodeCall plans in sandboxed worker processes, one
-// plan per process, so that the operating system, not the JavaScript
-// runtime, is the wall around untrusted code.
+// Package sandbox runs CodeCall plans in sandboxed worker processes, each
+// plan in a runtime of its own and each worker for one MCP session at most
+// (a worker may run a session's successive plans, see WithReuse), so that
+// the operating system, not the JavaScript runtime, is the wall around
+// untrusted code.
 //
 // # The worker
 //
@@ -29,7 +31,7 @@
 //
 // Server and worker exchange length-prefixed JSON frames over the worker's
 // standard input and output, with a size cap checked before reading. The
-// server sends one run (script, validation rules, limits, context); the
+// server sends a run (script, validation rules, limits, context); the
 // worker validates the script again, runs it with package vm, and turns
 // every callTool, getTool, mcpLog and mcpNotify into a frame that the
 // server answers through the vm.Host it was given, so every tool call goes
@@ -55,7 +57,8 @@
 // beyond that for at most a queue timeout, sharing the workers fairly among
 // sessions within per-session limits (a run refused under load ends
 // limit_exceeded, limit "concurrency", retryable), and replaces each worker
-// after its one run. New fails when the platform cannot start workers (not
+// after its run, unless the run ended cleanly and the worker waits for its
+// session's next run (WithReuse). New fails when the platform cannot start workers (not
 // Linux, namespaces refused), which is how callers decide to refuse or
 // fall back.
 //
