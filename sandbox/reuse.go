@@ -80,6 +80,12 @@ func (p *Pool) roomToPark(session string) bool {
 // park keeps w for the next run of session, until its idle time runs out.
 func (p *Pool) park(w *worker, session string) {
 	p.parkMu.Lock()
+	if p.ctx.Err() != nil {
+		// Closing: Close's sweep of the parked workers may have run.
+		p.parkMu.Unlock()
+		p.retire(w)
+		return
+	}
 	w.parkedAt = time.Now()
 	w.idle = time.AfterFunc(p.cfg.reuseIdle, func() { p.expire(w, session) })
 	p.parked[session] = append(p.parked[session], w)
