@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/codecall-go/codecall/internal/mcptest"
 	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
@@ -91,6 +93,21 @@ func wrapIsolated(t *testing.T, name presets.Name, mut func(*presets.Config)) *m
 	return cc
 }
 
+// wrapInWorkers wraps srv under cfg, closed when the test ends, and skips
+// the test where its plans would not run in worker processes.
+func wrapInWorkers(t *testing.T, srv *server.MCPServer, cfg presets.Config) *middleware.CodeCall {
+	t.Helper()
+	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(slog.New(slog.NewTextHandler(discard{}, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	if iso := cc.Isolation(); iso.Effective != presets.IsolationProcess {
+		t.Skipf("worker processes are not available here: %s", iso.Fallback)
+	}
+	return cc
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
@@ -106,14 +123,7 @@ func TestHostKillingPlansInWorkers(t *testing.T) {
 	cfg := presetConfig(presets.Balanced)
 	cfg.VM.Isolation = presets.IsolationProcess
 	cfg.VM.Timeout = 2 * time.Second
-	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(slog.New(slog.NewTextHandler(discard{}, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	if iso := cc.Isolation(); iso.Effective != presets.IsolationProcess {
-		t.Skipf("worker processes are not available here: %s", iso.Fallback)
-	}
+	cc := wrapInWorkers(t, srv, cfg)
 	s := connect(t, srv)
 	tests := []struct{ name, script string }{
 		{"repeat", `return 'x'.repeat(2 ** 30).length`},
@@ -157,15 +167,7 @@ func TestHostKillingPlansInWorkers(t *testing.T) {
 func TestWorkerDeathThroughExecute(t *testing.T) {
 	var sleeps atomic.Int32
 	srv := planServer(t, &sleeps)
-	cfg := presetConfig(presets.Secure)
-	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(slog.New(slog.NewTextHandler(discard{}, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	if iso := cc.Isolation(); iso.Effective != presets.IsolationProcess {
-		t.Skipf("worker processes are not available here: %s", iso.Fallback)
-	}
+	wrapInWorkers(t, srv, presetConfig(presets.Secure))
 	s := connect(t, srv)
 	killed := make(chan []int, 1)
 	go func() {

@@ -1,11 +1,9 @@
 package middleware_test
 
 import (
-	"log/slog"
 	"testing"
 
 	"github.com/codecall-go/codecall/internal/mcptest"
-	"github.com/codecall-go/codecall/middleware"
 	"github.com/codecall-go/codecall/presets"
 )
 
@@ -15,15 +13,7 @@ import (
 // gets a's worker, and finds nothing either.
 func TestWorkerReuseThroughExecute(t *testing.T) {
 	srv := planServer(t, nil)
-	cfg := presetConfig(presets.Secure)
-	cc, err := middleware.Wrap(srv, middleware.WithConfig(cfg), middleware.WithLogger(slog.New(slog.NewTextHandler(discard{}, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	if iso := cc.Isolation(); iso.Effective != presets.IsolationProcess {
-		t.Skipf("worker processes are not available here: %s", iso.Fallback)
-	}
+	cc := wrapInWorkers(t, srv, presetConfig(presets.Secure))
 	a, b := mcptest.Connect(t, srv), mcptest.Connect(t, srv)
 	const pollute = `
 		const done = [];

@@ -82,16 +82,13 @@ func (q *fairQueue[T]) join(key string) (*ticket[T], error) {
 	return t, nil
 }
 
-// dispatch gives workers from take to waiting runs, in the queue's order,
-// for as long as there is a run that may have one and take has one.
-func (q *fairQueue[T]) dispatch(take func() (T, bool)) { q.dispatchOwn(nil, take) }
-
-// dispatchOwn is dispatch where some sessions may have a worker of their
-// own (own returns it, by session key; own may be nil): the session
-// whose turn it is takes its own worker if it has one, else one from
-// take. A worker of its own never lets a session jump the order: it
-// only spares the session a worker from take when its turn comes.
-func (q *fairQueue[T]) dispatchOwn(own func(key string) (T, bool), take func() (T, bool)) {
+// dispatch gives workers to waiting runs, in the queue's order, for as
+// long as there is a run that may have one and a worker for it. The
+// session whose turn it is takes a worker of its own if own (by session
+// key; own may be nil) has one, else one from take. A worker of its own
+// never lets a session jump the order: it only spares the session a
+// worker from take when its turn comes.
+func (q *fairQueue[T]) dispatch(own func(key string) (T, bool), take func() (T, bool)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {

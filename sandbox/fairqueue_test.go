@@ -58,7 +58,7 @@ func TestFairQueueOrder(t *testing.T) {
 	s := &supply{}
 	for range 5 {
 		s.left++
-		q.dispatch(s.take)
+		q.dispatch(nil, s.take)
 	}
 	if got, want := granted(t, names, tickets), "a1 b1 c1 a2 a3"; got != want {
 		t.Errorf("served %q, want %q", got, want)
@@ -73,7 +73,7 @@ func TestFairQueueOrder(t *testing.T) {
 		names, tickets = append(names, r.name), append(tickets, tk)
 	}
 	s = &supply{left: 5}
-	q.dispatch(s.take)
+	q.dispatch(nil, s.take)
 	if got, want := granted(t, names, tickets), "a1 b1 a2 b2 a3"; got != want {
 		t.Errorf("served %q, want %q", got, want)
 	}
@@ -90,10 +90,10 @@ func TestFairQueueLimits(t *testing.T) {
 	q := newFairQueue[int](1, 2)
 	s := &supply{left: 10}
 	a1, _ := q.join("a")
-	q.dispatch(s.take)
+	q.dispatch(nil, s.take)
 	a2, _ := q.join("a")
 	a3, _ := q.join("a")
-	q.dispatch(s.take)
+	q.dispatch(nil, s.take)
 	if len(a2.granted) != 0 || len(a3.granted) != 0 {
 		t.Fatal("a session past its running limit was given a worker")
 	}
@@ -107,7 +107,7 @@ func TestFairQueueLimits(t *testing.T) {
 	}
 	// Another session is served at once, workers permitting.
 	b1, _ := q.join("")
-	q.dispatch(s.take)
+	q.dispatch(nil, s.take)
 	if len(b1.granted) != 1 {
 		t.Fatal("the other session waited behind a session at its limit")
 	}
@@ -117,14 +117,14 @@ func TestFairQueueLimits(t *testing.T) {
 	// a1 ends: a2 goes.
 	<-a1.granted
 	q.done(a1)
-	q.dispatch(s.take)
+	q.dispatch(nil, s.take)
 	if len(a2.granted) != 1 {
 		t.Fatal("a2 was not served when a1 ended")
 	}
 	// A worker granted as its run gives up is the run's.
 	q.done(a2)
 	a4, _ := q.join("a")
-	q.dispatch(s.take)
+	q.dispatch(nil, s.take)
 	if w, granted, _ := q.leave(a4); !granted || w == 0 {
 		t.Errorf("leave after the grant: %d %v", w, granted)
 	}
@@ -135,5 +135,42 @@ func TestFairQueueLimits(t *testing.T) {
 	}
 	if len(q.sessions) != 0 {
 		t.Errorf("sessions kept: %v", q.sessions)
+	}
+}
+
+// TestFairQueueOwnWorkers holds what a session's own worker (a parked one)
+// may do: serve that session when its turn comes, never let it jump the
+// order, never serve another session.
+func TestFairQueueOwnWorkers(t *testing.T) {
+	q := newFairQueue[int](10, 10)
+	mine := map[string][]int{"a": {100}}
+	own := func(key string) (int, bool) {
+		ws := mine[key]
+		if len(ws) == 0 {
+			return 0, false
+		}
+		mine[key] = ws[1:]
+		return ws[0], true
+	}
+	a0, _ := q.join("a")
+	q.dispatch(own, (&supply{left: 1}).take)
+	if w := <-a0.granted; w != 100 {
+		t.Fatalf("a's run got worker %d, want its own, 100", w)
+	}
+	// a has one running, b none: b goes first, and a's own worker (101)
+	// waits for a's turn rather than jump b.
+	mine["a"] = []int{101}
+	a1, _ := q.join("a")
+	b1, _ := q.join("b")
+	q.dispatch(own, (&supply{}).take)
+	if len(a1.granted) != 0 || len(b1.granted) != 0 {
+		t.Fatal("a run was served out of turn, or from another session's own worker")
+	}
+	q.dispatch(own, (&supply{left: 1}).take)
+	if w := <-b1.granted; w != 1 {
+		t.Fatalf("b's run got worker %d, want 1 from the shared supply", w)
+	}
+	if w := <-a1.granted; w != 101 {
+		t.Fatalf("a's run got worker %d, want its own, 101", w)
 	}
 }

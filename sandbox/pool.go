@@ -496,7 +496,7 @@ func (p *Pool) takeWarm() (*worker, bool) {
 
 // dispatch gives the parked workers to their sessions' waiting runs, and
 // the warm workers to the waiting runs in the fair queue's order.
-func (p *Pool) dispatch() { p.queue.dispatchOwn(p.unpark, p.takeWarm) }
+func (p *Pool) dispatch() { p.queue.dispatch(p.unpark, p.takeWarm) }
 
 // release gives back the running place of a run that had a worker, and
 // starts the replacement of the worker it took (takeWarm), if the pool is

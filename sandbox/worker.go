@@ -155,22 +155,21 @@ type workerConn struct {
 	// request ended (msgStop): the runtime stops the plan and reports it
 	// cancelled, or a timeout at the client's deadline, with the logs so
 	// far. nil between runs, when a stop has nothing to stop.
-	stopMu  sync.Mutex
-	stop    context.CancelCauseFunc
-	running bool
+	stopMu sync.Mutex
+	stop   context.CancelCauseFunc
 }
 
 // begin marks a run started, with the function that stops it.
 func (w *workerConn) begin(stop context.CancelCauseFunc) {
 	w.stopMu.Lock()
-	w.stop, w.running = stop, true
+	w.stop = stop
 	w.stopMu.Unlock()
 }
 
 // end marks the run over: a stop that arrives later stops nothing.
 func (w *workerConn) end() {
 	w.stopMu.Lock()
-	w.stop, w.running = nil, false
+	w.stop = nil
 	w.stopMu.Unlock()
 }
 
@@ -188,7 +187,7 @@ func (w *workerConn) stopRun(cause error) {
 // one is already waiting, which no server does.
 func (w *workerConn) accept(req *runRequest) bool {
 	w.stopMu.Lock()
-	busy := w.running
+	busy := w.stop != nil
 	w.stopMu.Unlock()
 	if busy || req == nil {
 		return false
@@ -220,7 +219,7 @@ func (w *workerConn) readReplies(r io.Reader) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				w.stopMu.Lock()
-				idle := !w.running
+				idle := w.stop == nil
 				w.stopMu.Unlock()
 				if idle {
 					close(w.runs)

@@ -121,18 +121,10 @@ func (p *resultParser) object() (goja.Value, error) {
 		if err := o.DefineDataProperty(key, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE); err != nil {
 			return nil, err
 		}
-		p.skipSpace()
-		if p.pos >= len(p.text) {
-			return nil, errResultSyntax
-		}
-		switch p.text[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
+		if done, err := p.next('}'); err != nil {
+			return nil, err
+		} else if done {
 			return o, nil
-		default:
-			return nil, errResultSyntax
 		}
 	}
 }
@@ -151,20 +143,30 @@ func (p *resultParser) array() (goja.Value, error) {
 			return nil, err
 		}
 		items = append(items, v)
-		p.skipSpace()
-		if p.pos >= len(p.text) {
-			return nil, errResultSyntax
-		}
-		switch p.text[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
+		if done, err := p.next(']'); err != nil {
+			return nil, err
+		} else if done {
 			return p.rt.NewArray(items...), nil
-		default:
-			return nil, errResultSyntax
 		}
 	}
+}
+
+// next reads what follows a member or an element: a comma, more to come,
+// or close, the end of the object or array (done).
+func (p *resultParser) next(close byte) (done bool, err error) {
+	p.skipSpace()
+	if p.pos >= len(p.text) {
+		return false, errResultSyntax
+	}
+	switch p.text[p.pos] {
+	case ',':
+		p.pos++
+		return false, nil
+	case close:
+		p.pos++
+		return true, nil
+	}
+	return false, errResultSyntax
 }
 
 // str reads a string token. Printable ASCII without escapes, the common
