@@ -383,12 +383,13 @@ func config(c attackCase, mode presets.Isolation, via surface) presets.Config {
 	if c.limits != nil {
 		c.limits(&cfg.VM)
 	}
-	if raceEnabled && c.want.status == vm.StatusOK && c.orWant.status != vm.StatusTimeout && cfg.VM.Timeout < raceCompleteTimeout {
-		// A case that must complete (or end at another wall than the
-		// clock) proves its built-ins run in linear time; the race
-		// detector slows them tenfold, and a loaded machine more. The
-		// answer's cause stays the assertion: a quadratic search would
-		// still run past this deadline by hours.
+	if raceEnabled && c.want.status != vm.StatusTimeout && c.orWant.status != vm.StatusTimeout && cfg.VM.Timeout < raceCompleteTimeout {
+		// A case that must end at another wall than the clock (its
+		// result, a memory or element cap) proves that wall; the race
+		// detector slows the built-ins tenfold, and a loaded machine
+		// more, so the clock must not come first. The answer's cause
+		// stays the assertion: a quadratic search or an unbounded
+		// allocation would still run past this deadline by hours.
 		cfg.VM.Timeout = raceCompleteTimeout
 	}
 	return cfg
